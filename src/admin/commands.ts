@@ -1,0 +1,82 @@
+import { newId } from "../domain/ids.js";
+import { ROOT_PERMISSION_PATTERN } from "../domain/root-permissions.js";
+import type { Deps } from "../services/deps.js";
+import { mutateAs } from "../services/mutation.js";
+import { type RootKeyRow, rootKeyList, rootKeyRevoke } from "../storage/queries/root-keys.js";
+import { workspaceFindById, workspaceInsert } from "../storage/queries/workspaces.js";
+import { insertRootKey } from "./root-keys.js";
+
+/** An operator error: bad arguments or an unknown id. The CLI prints it and exits 2. */
+export class AdminError extends Error {
+  override name = "AdminError";
+}
+
+type AdminDeps = Pick<Deps, "db" | "bus" | "clock">;
+
+const cliActor = (workspaceId: string) => ({
+  type: "cli" as const,
+  id: "cli",
+  workspaceId,
+  requestId: null,
+});
+
+/** Creates a workspace and returns its id. */
+export async function createWorkspace(deps: AdminDeps, name: string): Promise<string> {
+  if (name.trim() === "" || name.length > 255)
+    throw new AdminError("--name must be 1 to 255 characters");
+  const id = newId("ws");
+  await mutateAs(deps, cliActor(id), async (tx, change) => {
+    await workspaceInsert(tx, { id, name, isDefault: false, createdAt: change.now });
+    change.audit({
+      event: "workspace.create",
+      resourceType: "workspace",
+      resourceId: id,
+      description: `Created workspace ${id}.`,
+    });
+  });
+  return id;
+}
+
+/** Creates a root key in a workspace; returns its id and the secret (shown once). */
+export async function createRootKey(
+  deps: AdminDeps,
+  workspaceId: string,
+  permissions: string[],
+  name: string | null,
+): Promise<{ id: string; secret: string }> {
+  if (permissions.length === 0) throw new AdminError("give --permission P (repeatable) or --all");
+  for (const p of permissions) {
+    if (!ROOT_PERMISSION_PATTERN.test(p)) {
+      throw new AdminError(`permission '${p}' is not resource.id.action (e.g. api.*.create_key)`);
+    }
+  }
+  return mutateAs(deps, cliActor(workspaceId), async (tx, change) => {
+    if (!(await workspaceFindById(tx, workspaceId))) {
+      throw new AdminError(`workspace ${workspaceId} does not exist`);
+    }
+    const created = await insertRootKey(tx, change, { workspaceId, permissions, name });
+    if (!created) throw new AdminError("generated key collided; run the command again");
+    return created;
+  });
+}
+
+/** Lists root keys (never their secrets). */
+export function listRootKeys(deps: AdminDeps, workspaceId?: string): Promise<RootKeyRow[]> {
+  return rootKeyList(deps.db, workspaceId);
+}
+
+/** Revokes a root key; every node stops accepting it at once. */
+export async function revokeRootKey(deps: AdminDeps, id: string): Promise<void> {
+  await mutateAs(deps, cliActor(""), async (tx, change) => {
+    const revoked = await rootKeyRevoke(tx, id, change.now);
+    if (!revoked) throw new AdminError(`no live root key ${id}`);
+    change.audit({
+      workspaceId: revoked.workspaceId,
+      event: "rootKey.revoke",
+      resourceType: "rootKey",
+      resourceId: id,
+      description: `Revoked root key ${id}.`,
+    });
+    change.invalidate({ kind: "rootKeys" });
+  });
+}

@@ -1,0 +1,114 @@
+import { bootstrap } from "./admin/bootstrap.js";
+import { InvalidationBus } from "./cache/bus.js";
+import { createCaches } from "./cache/caches.js";
+import type { Config } from "./config.js";
+import { type Clock, systemClock } from "./domain/clock.js";
+import { newId } from "./domain/ids.js";
+import { createLogger, type Logger } from "./log.js";
+import { createConnectDoor } from "./server/connect-door.js";
+import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
+import { requestContextInterceptor } from "./server/interceptors/request-context.js";
+import { validateInterceptor } from "./server/interceptors/validate.js";
+import { createJsonDoor } from "./server/json-door.js";
+import { listen } from "./server/listener.js";
+import { createMetrics, type Metrics } from "./server/metrics.js";
+import { createRouter } from "./server/router.js";
+import type { Deps } from "./services/deps.js";
+import { createServices } from "./services/index.js";
+import type { Db } from "./storage/db.js";
+import { migrate } from "./storage/migrate.js";
+import { openDatabase } from "./storage/open.js";
+
+/** What tests and embedders may supply instead of the defaults. */
+export interface AppOptions {
+  config: Config;
+  /** A database to use (not closed by stop); by default one is opened from the config. */
+  db?: Db;
+  clock?: Clock;
+  log?: Logger;
+  /** Receives the secret of a root key created on first start; by default it is printed. */
+  onRootKeyCreated?: (secret: string) => void;
+}
+
+/** A running Latchkey server. */
+export interface App {
+  readonly port: number;
+  readonly url: string;
+  readonly deps: Deps;
+  readonly metrics: Metrics;
+  /** Drains in-flight requests and releases every resource. */
+  stop(): Promise<void>;
+}
+
+function printRootKey(secret: string): void {
+  process.stdout.write(
+    `\nLatchkey created a root key with *.*.* in the default workspace. It is shown only this once:\n\n  ${secret}\n\nKeep it secret; send it as 'Authorization: Bearer <key>'.\n\n`,
+  );
+}
+
+/** Opens storage, migrates, bootstraps and serves every door on `config.port`. */
+export async function startApp(opts: AppOptions): Promise<App> {
+  const { config } = opts;
+  const log = opts.log ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? systemClock;
+  const ownsDb = opts.db === undefined;
+  const db = opts.db ?? (await openDatabase(config));
+  try {
+    await migrate(db, clock.now());
+    const metrics = createMetrics();
+    const bus = new InvalidationBus(newId("node"), () => metrics.invalidationsReceived.inc());
+    const caches = createCaches(
+      { maxEntries: config.cacheMaxEntries, ttlMs: config.cacheTtlMs },
+      clock,
+      bus,
+    );
+    const deps: Deps = { db, clock, bus, caches, log, config };
+    const created = await bootstrap(deps, config.rootKey, log);
+    if (created) (opts.onRootKeyCreated ?? printRootKey)(created);
+    await bus.start(db);
+
+    const services = createServices(deps);
+    const interceptors = [
+      requestContextInterceptor(log, metrics, config.docsUrl),
+      authenticateInterceptor(deps),
+      validateInterceptor(),
+    ];
+    const shutdown = new AbortController();
+    const doorOptions = {
+      services,
+      interceptors,
+      maxBodyBytes: config.maxBodyBytes,
+      shutdownSignal: shutdown.signal,
+    };
+    const handler = createRouter(
+      {
+        json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
+        connect: createConnectDoor(doorOptions),
+      },
+      metrics,
+    );
+    const listener = await listen(handler, config.port, config.host);
+    log.info({ port: listener.port, engine: db.engine }, "latchkey listening");
+
+    let stopping: Promise<void> | undefined;
+    return {
+      port: listener.port,
+      url: `http://127.0.0.1:${listener.port}`,
+      deps,
+      metrics,
+      stop() {
+        stopping ??= (async () => {
+          await listener.drain(config.shutdownTimeoutMs);
+          shutdown.abort(new Error("server stopped"));
+          await bus.stop();
+          if (ownsDb) await db.close();
+          log.info("latchkey stopped");
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    if (ownsDb) await db.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,48 @@
+import type { Clock } from "../domain/clock.js";
+import type { ApiRow } from "../storage/queries/apis.js";
+import type { RootKeyRow } from "../storage/queries/root-keys.js";
+import type { InvalidationBus } from "./bus.js";
+import { TtlCache } from "./ttl-cache.js";
+
+/** Sizing of the in-process caches. */
+export interface CacheOptions {
+  maxEntries: number;
+  /** Time to live; at most 30 s, so a lost notification heals within spec 3's bound. */
+  ttlMs: number;
+}
+
+/** The caches of one node. `null` entries remember that something does not exist. */
+export interface Caches {
+  /** Root keys by the hash of their secret. */
+  rootKeys: TtlCache<RootKeyRow | null>;
+  /** Live APIs by `workspaceId:apiId`. */
+  apis: TtlCache<ApiRow | null>;
+}
+
+/** The cache key of an API. */
+export function apiCacheKey(workspaceId: string, apiId: string): string {
+  return `${workspaceId}:${apiId}`;
+}
+
+/** Creates the caches and subscribes them to the invalidation bus. */
+export function createCaches(options: CacheOptions, clock: Clock, bus: InvalidationBus): Caches {
+  const caches: Caches = {
+    rootKeys: new TtlCache(options.maxEntries, options.ttlMs, clock),
+    apis: new TtlCache(options.maxEntries, options.ttlMs, clock),
+  };
+  bus.subscribe((e) => {
+    switch (e.kind) {
+      case "all":
+        caches.rootKeys.clear();
+        caches.apis.clear();
+        break;
+      case "rootKeys":
+        caches.rootKeys.clear();
+        break;
+      case "api":
+        caches.apis.delete(apiCacheKey(e.workspaceId, e.id));
+        break;
+    }
+  });
+  return caches;
+}

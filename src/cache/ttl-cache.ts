@@ -1,0 +1,85 @@
+import type { Clock } from "../domain/clock.js";
+
+interface Entry<V> {
+  value: V;
+  expiresAt: number;
+}
+
+/**
+ * A bounded in-process cache with least-recently-used eviction and a time to live.
+ * `load` coalesces concurrent misses of one key into one loader call, and does not
+ * store a value if an invalidation happened while it was loading, so an invalidation
+ * can never be overwritten by a read that started before it.
+ */
+export class TtlCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private readonly inflight = new Map<string, Promise<V>>();
+  private generation = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly ttlMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The cached value, or undefined when absent or expired. */
+  get(key: string): V | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.clock.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    // Re-insert to mark as most recently used (Map keeps insertion order).
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    return e.value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+    }
+  }
+
+  /** Returns the cached value or loads it once for all concurrent callers. */
+  load(key: string, loader: () => Promise<V>): Promise<V> {
+    const e = this.entries.get(key);
+    if (e !== undefined && e.expiresAt > this.clock.now()) return Promise.resolve(e.value);
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const generation = this.generation;
+    const p = loader().then(
+      (value) => {
+        if (this.inflight.get(key) === p) this.inflight.delete(key);
+        if (this.generation === generation) this.set(key, value);
+        return value;
+      },
+      (err: unknown) => {
+        if (this.inflight.get(key) === p) this.inflight.delete(key);
+        throw err;
+      },
+    );
+    this.inflight.set(key, p);
+    return p;
+  }
+
+  delete(key: string): void {
+    this.generation++;
+    this.entries.delete(key);
+    this.inflight.delete(key);
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+    this.inflight.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

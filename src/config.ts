@@ -1,0 +1,90 @@
+/** Everything Latchkey reads from its environment, parsed and checked once at start. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Port of the grpc-js door, when enabled. */
+  grpcPort: number | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  rootKey: string | undefined;
+  /** Base of error `type` URLs; undefined means the server's own base URL per request. */
+  docsUrl: string | undefined;
+  logLevel: string;
+  verifyRequiresRootKey: boolean;
+  ratelimitFailureMode: "open" | "closed";
+  cacheMaxEntries: number;
+  cacheTtlMs: number;
+  shutdownTimeoutMs: number;
+  /** Largest request body on every door. */
+  maxBodyBytes: number;
+}
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}=${raw}: must be an integer from ${min} to ${max}`);
+  }
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name}=${raw}: must be true or false`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if ((values as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name}=${raw}: must be one of ${values.join(", ")}`);
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === "" ? undefined : raw;
+}
+
+/** Reads the configuration from environment variables (the README's table). */
+export function loadConfig(env: Env = process.env): Config {
+  const docsUrl = optional(env, "DOCS_URL")?.replace(/\/+$/, "");
+  const rootKey = optional(env, "ROOT_KEY");
+  if (rootKey !== undefined && (rootKey.length < 16 || /\s/.test(rootKey))) {
+    throw new ConfigError("ROOT_KEY: must be at least 16 characters without whitespace");
+  }
+  const grpcPort = optional(env, "GRPC_PORT");
+  return {
+    port: int(env, "PORT", 8080, 0, 65535),
+    host: optional(env, "HOST") ?? "0.0.0.0",
+    grpcPort: grpcPort === undefined ? undefined : int(env, "GRPC_PORT", 0, 0, 65535),
+    databaseUrl: optional(env, "DATABASE_URL"),
+    dataDir: optional(env, "DATA_DIR") ?? "./data",
+    redisUrl: optional(env, "REDIS_URL"),
+    rootKey,
+    docsUrl,
+    logLevel: oneOf(
+      env,
+      "LOG_LEVEL",
+      ["trace", "debug", "info", "warn", "error", "fatal", "silent"],
+      "info",
+    ),
+    verifyRequiresRootKey: bool(env, "VERIFY_REQUIRES_ROOT_KEY", false),
+    ratelimitFailureMode: oneOf(env, "RATELIMIT_FAILURE_MODE", ["open", "closed"], "open"),
+    cacheMaxEntries: int(env, "CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000),
+    cacheTtlMs: int(env, "CACHE_TTL_MS", 10_000, 0, 30_000),
+    shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    maxBodyBytes: 1024 * 1024,
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The checks behind the bounds declared in proto/latchkey/v2/options.proto, as pure
+ * functions: each returns the violation message, or undefined when the value is fine.
+ */
+
+/** Bounds of one string, as declared by FieldRules. */
+export interface StringBounds {
+  minLen?: number | undefined;
+  maxLen?: number | undefined;
+  pattern?: RegExp | undefined;
+}
+
+/** Bounds of one number. */
+export interface NumberBounds {
+  min?: number | undefined;
+  max?: number | undefined;
+}
+
+/** Length of a string in Unicode code points (a surrogate pair counts once). */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/** Checks a string against its bounds. */
+export function checkString(value: string, b: StringBounds): string | undefined {
+  if (b.minLen !== undefined || b.maxLen !== undefined) {
+    const len = codePointLength(value);
+    if (b.minLen !== undefined && len < b.minLen) {
+      return `must be at least ${b.minLen} character${b.minLen === 1 ? "" : "s"} long (got ${len})`;
+    }
+    if (b.maxLen !== undefined && len > b.maxLen) {
+      return `must be at most ${b.maxLen} characters long (got ${len})`;
+    }
+  }
+  if (b.pattern && !b.pattern.test(value)) return `must match the pattern ${b.pattern.source}`;
+  return undefined;
+}
+
+/** Checks a number against its bounds; it must also be an integer when `integer` is set. */
+export function checkNumber(value: number, b: NumberBounds, integer: boolean): string | undefined {
+  if (!Number.isFinite(value)) return "must be a finite number";
+  if (integer && !Number.isSafeInteger(value)) {
+    return Number.isInteger(value)
+      ? "must be an integer between -(2^53-1) and 2^53-1"
+      : "must be an integer";
+  }
+  if (b.min !== undefined && value < b.min) return `must be at least ${b.min} (got ${value})`;
+  if (b.max !== undefined && value > b.max) return `must be at most ${b.max} (got ${value})`;
+  return undefined;
+}
+
+/** Checks the size of a list. */
+export function checkItems(
+  count: number,
+  minItems?: number,
+  maxItems?: number,
+): string | undefined {
+  if (minItems !== undefined && count < minItems) {
+    return `must have at least ${minItems} item${minItems === 1 ? "" : "s"} (got ${count})`;
+  }
+  if (maxItems !== undefined && count > maxItems) {
+    return `must have at most ${maxItems} items (got ${count})`;
+  }
+  return undefined;
+}
+
+/**
+ * Finds the first number in a JSON value that cannot be represented exactly
+ * (an integer beyond 2^53-1, or a non-finite number). Returns its JSON Pointer
+ * relative to `pointer`, or undefined.
+ */
+export function findUnsafeNumber(value: unknown, pointer: string): string | undefined {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return pointer;
+    return Number.isInteger(value) && !Number.isSafeInteger(value) ? pointer : undefined;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnsafeNumber(value[i], `${pointer}/${i}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const found = findUnsafeNumber(v, `${pointer}/${escapePointer(k)}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Escapes one JSON Pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, "~0").replace(/\//g, "~1");
+}

@@ -1,0 +1,29 @@
+/**
+ * Root-key permissions are three dot-separated segments, `resource.id.action`
+ * (`api.*.create_key`, `api.api_123.read_key`, `rbac.*.create_role`). In a granted
+ * permission a `*` segment matches any one segment of the required permission; every
+ * other segment must be equal, case-sensitively. A required permission never contains
+ * a wildcard the caller could exploit: it is built by the server.
+ */
+export function rootPermissionCovers(granted: string, required: string): boolean {
+  if (granted === required) return true;
+  const g = granted.split(".");
+  const r = required.split(".");
+  if (g.length !== r.length) return false;
+  for (let i = 0; i < g.length; i++) {
+    if (g[i] !== "*" && g[i] !== r[i]) return false;
+  }
+  return true;
+}
+
+/** True when any granted permission covers the required one. */
+export function rootPermissionsAllow(granted: readonly string[], required: string): boolean {
+  for (const g of granted) if (rootPermissionCovers(g, required)) return true;
+  return false;
+}
+
+/** The shape a root-key permission must have when it is granted: three non-empty segments. */
+export const ROOT_PERMISSION_PATTERN = /^[a-zA-Z0-9_*-]+\.[a-zA-Z0-9_*-]+\.[a-zA-Z0-9_*-]+$/;
+
+/** The permission that grants everything; `ROOT_KEY` and `root-key create --all` use it. */
+export const ALL_PERMISSIONS = "*.*.*";

@@ -1,0 +1,130 @@
+import { ConnectError } from "@connectrpc/connect";
+import { type CatalogEntry, catalog } from "./catalog.js";
+
+/** One field that failed validation: a JSON Pointer into the request and a message. */
+export interface Violation {
+  readonly location: string;
+  readonly message: string;
+  readonly fix?: string;
+}
+
+/**
+ * An error from the catalog. It is a ConnectError, so Connect and gRPC callers get the
+ * catalog's code; the request-context interceptor attaches the typed ErrorDetail and
+ * the /v2 door renders the envelope from the same fields. `message` is public;
+ * `cause` stays internal and is only logged.
+ */
+export class ServiceError extends ConnectError {
+  // ConnectError recognises its instances by name ("ConnectError", kept as is) and
+  // overrides instanceof; restore the ordinary prototype check for this subclass.
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(ServiceError, v);
+  }
+
+  constructor(
+    readonly entry: CatalogEntry,
+    readonly detail: string,
+    readonly violations: readonly Violation[] = [],
+    cause?: unknown,
+  ) {
+    super(detail, entry.connectCode, undefined, undefined, cause);
+  }
+}
+
+/** Factories over the catalog, one per error a procedure raises. */
+export const errors = {
+  invalidInput(violations: readonly Violation[], detail?: string): ServiceError {
+    const first = violations[0];
+    const text =
+      detail ??
+      (first
+        ? `${first.location || "body"}: ${first.message}${violations.length > 1 ? ` (and ${violations.length - 1} more)` : ""}`
+        : "The request is invalid.");
+    return new ServiceError(catalog.invalidInput, text, violations);
+  },
+  badField(location: string, message: string): ServiceError {
+    return errors.invalidInput([{ location, message }]);
+  },
+  authenticationMissing(): ServiceError {
+    return new ServiceError(
+      catalog.authenticationMissing,
+      "Authorization header is missing: send 'Authorization: Bearer <ROOT_KEY>'.",
+    );
+  },
+  authenticationMalformed(): ServiceError {
+    return new ServiceError(
+      catalog.authenticationMalformed,
+      "Authorization header is malformed: it must be 'Bearer <ROOT_KEY>'.",
+    );
+  },
+  rootKeyNotFound(): ServiceError {
+    return new ServiceError(
+      catalog.rootKeyNotFound,
+      "The provided root key is invalid: it is unknown, revoked or expired.",
+    );
+  },
+  insufficientPermissions(required: string): ServiceError {
+    return new ServiceError(catalog.insufficientPermissions, `Missing permission: '${required}'.`);
+  },
+  apiNotFound(): ServiceError {
+    return new ServiceError(
+      catalog.apiNotFound,
+      "The requested API does not exist or has been deleted.",
+    );
+  },
+  keyNotFound(): ServiceError {
+    return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
+  },
+  serviceUnavailable(cause?: unknown): ServiceError {
+    return new ServiceError(
+      catalog.serviceUnavailable,
+      "A backing service is unavailable; retry the request shortly.",
+      [],
+      cause,
+    );
+  },
+  unexpected(cause?: unknown): ServiceError {
+    return new ServiceError(
+      catalog.unexpectedError,
+      "An unexpected error occurred; quote the request id to support.",
+      [],
+      cause,
+    );
+  },
+  routeNotFound(path: string): ServiceError {
+    return new ServiceError(
+      catalog.routeNotFound,
+      `No procedure is served at '${path}'. Procedures are POST /v2/<service>.<procedure>.`,
+    );
+  },
+  methodNotAllowed(method: string): ServiceError {
+    return new ServiceError(
+      catalog.methodNotAllowed,
+      `Method ${method} is not allowed: every procedure is called with POST.`,
+    );
+  },
+  unsupportedMediaType(contentType: string | undefined): ServiceError {
+    return new ServiceError(
+      catalog.unsupportedMediaType,
+      `Content-Type '${contentType ?? ""}' is not supported: send 'application/json'.`,
+    );
+  },
+  bodyTooLarge(limitBytes: number): ServiceError {
+    return new ServiceError(
+      catalog.requestBodyTooLarge,
+      `The request body exceeds the maximum allowed size of ${limitBytes} bytes.`,
+    );
+  },
+  clientClosed(): ServiceError {
+    return new ServiceError(catalog.clientClosedRequest, "The client closed the request.");
+  },
+  timeout(): ServiceError {
+    return new ServiceError(catalog.requestTimeout, "The request took too long to process.");
+  },
+  bodyUnreadable(reason: string): ServiceError {
+    return new ServiceError(
+      catalog.requestBodyUnreadable,
+      `The request body could not be read: ${reason}`,
+    );
+  },
+} as const;

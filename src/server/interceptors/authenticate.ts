@@ -1,0 +1,27 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { parseBearer } from "../../domain/authorization-header.js";
+import { errors } from "../../errors/service-error.js";
+import { authenticateRootKey } from "../../services/auth.js";
+import { callOf } from "../../services/call.js";
+import type { Deps } from "../../services/deps.js";
+import { procedureOf } from "../../services/procedures.js";
+
+/**
+ * Authenticates the root key of calls whose procedure needs one (the procedures table
+ * says which) and puts the principal on the call. Runs before validation, so a caller
+ * without a valid key learns nothing from the body checks (401 before 400).
+ */
+export function authenticateInterceptor(deps: Deps): Interceptor {
+  return (next) => async (req) => {
+    const { procedure } = procedureOf(req.method);
+    if (procedure.auth === "none") return next(req);
+    const bearer = parseBearer(req.header.get("authorization"));
+    if (bearer.kind === "missing") {
+      if (procedure.auth === "optional") return next(req);
+      throw errors.authenticationMissing();
+    }
+    if (bearer.kind === "malformed") throw errors.authenticationMalformed();
+    callOf(req.contextValues).principal = await authenticateRootKey(deps, bearer.token);
+    return next(req);
+  };
+}

@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ErrorDetailSchema, ResponseMetaSchema } from "../../../gen/latchkey/v2/common_pb.js";
+import { errorTypeUrl } from "../../errors/catalog.js";
+import { errors, ServiceError } from "../../errors/service-error.js";
+import type { Logger } from "../../log.js";
+import { callOf } from "../../services/call.js";
+import { procedureOf } from "../../services/procedures.js";
+import { isUnavailable } from "../../storage/db.js";
+import type { Metrics } from "../metrics.js";
+
+/**
+ * Turns anything a procedure throws into a catalog error: ServiceErrors pass through,
+ * an unreachable database becomes 503, anything else becomes 500 and is logged with
+ * its cause (the client sees only the request id).
+ */
+export function toServiceError(err: unknown, log: Logger, requestId: string): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (isUnavailable(err)) {
+    log.warn({ requestId, err }, "backing service unavailable");
+    return errors.serviceUnavailable(err);
+  }
+  if (err instanceof ConnectError && err.code === Code.Canceled) return errors.clientClosed();
+  if (err instanceof ConnectError && err.code === Code.DeadlineExceeded) return errors.timeout();
+  log.error({ requestId, err }, "unexpected error");
+  return errors.unexpected(err);
+}
+
+/** The `type` URL of an error for this call. */
+export function errorType(docsUrl: string | undefined, baseUrl: string, e: ServiceError): string {
+  return errorTypeUrl(docsUrl ?? baseUrl, e.entry);
+}
+
+/**
+ * The outermost interceptor of every door: stamps the request id on the response
+ * (`meta.requestId` and the `x-request-id` header), turns failures into catalog errors
+ * carrying a typed ErrorDetail, and records metrics and a log line per call.
+ */
+export function requestContextInterceptor(
+  log: Logger,
+  metrics: Metrics,
+  docsUrl: string | undefined,
+): Interceptor {
+  return (next) => async (req) => {
+    const call = callOf(req.contextValues);
+    const { name } = procedureOf(req.method);
+    const started = performance.now();
+    try {
+      const res = await next(req);
+      if (!res.stream && req.method.output.field.meta) {
+        (res.message as { meta?: unknown }).meta = create(ResponseMetaSchema, {
+          requestId: call.requestId,
+        });
+      }
+      res.header.set("x-request-id", call.requestId);
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(name, call.door, 200, seconds);
+      log.debug(
+        {
+          requestId: call.requestId,
+          procedure: name,
+          door: call.door,
+          status: 200,
+          ms: seconds * 1000,
+        },
+        "call",
+      );
+      return res;
+    } catch (thrown) {
+      const err = toServiceError(thrown, log, call.requestId);
+      if (err.details.length === 0) {
+        err.details.push({
+          desc: ErrorDetailSchema,
+          value: {
+            code: err.entry.code,
+            status: err.entry.status,
+            title: err.entry.title,
+            type: errorType(docsUrl, call.baseUrl, err),
+            detail: err.detail,
+            errors: err.violations.map((v) => ({ ...v })),
+            requestId: call.requestId,
+          },
+        });
+      }
+      err.metadata.set("x-request-id", call.requestId);
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(name, call.door, err.entry.status, seconds);
+      log.debug(
+        {
+          requestId: call.requestId,
+          procedure: name,
+          door: call.door,
+          status: err.entry.status,
+          code: err.entry.code,
+          ms: seconds * 1000,
+        },
+        "call failed",
+      );
+      throw err;
+    }
+  };
+}

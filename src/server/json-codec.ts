@@ -1,0 +1,304 @@
+import {
+  create,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import { json as jsonOption, json_value as jsonValue } from "../../gen/latchkey/v2/options_pb.js";
+import { escapePointer } from "../domain/field-rules.js";
+import type { Violation } from "../errors/service-error.js";
+import { recordJsonPresence } from "./presence.js";
+
+/**
+ * The /v2 JSON form of our messages. It differs from protobuf JSON on purpose (see
+ * transport-notes.md): int64 are JSON numbers, enums use the spec's strings, only the
+ * lowerCamel names are accepted, unknown keys are errors, null is accepted only where
+ * the field is declared nullable, and the update mask is derived from the keys present.
+ */
+
+interface FieldPlan {
+  field: DescField;
+  pointerToken: string;
+  nullable: boolean;
+  emitEmpty: boolean;
+  emitNull: boolean;
+  isStruct: boolean;
+}
+
+interface MessagePlan {
+  fields: FieldPlan[];
+  byJsonName: Map<string, FieldPlan>;
+  byProtoName: Map<string, FieldPlan>;
+  /** The `update_mask` field, when the message is an update request. */
+  updateMask?: DescField;
+}
+
+const plans = new Map<string, MessagePlan>();
+
+function planFor(desc: DescMessage): MessagePlan {
+  let plan = plans.get(desc.typeName);
+  if (plan) return plan;
+  const fields: FieldPlan[] = [];
+  let updateMask: DescField | undefined;
+  for (const field of desc.fields) {
+    if (field.name === "update_mask" && field.message?.typeName === "google.protobuf.FieldMask") {
+      updateMask = field;
+      continue;
+    }
+    const o = hasOption(field, jsonOption) ? getOption(field, jsonOption) : undefined;
+    fields.push({
+      field,
+      pointerToken: escapePointer(field.jsonName),
+      nullable: o?.nullable ?? false,
+      emitEmpty: o?.emitEmpty ?? false,
+      emitNull: o?.emitNull ?? false,
+      isStruct: field.message?.typeName === "google.protobuf.Struct",
+    });
+  }
+  plan = {
+    fields,
+    byJsonName: new Map(fields.map((p) => [p.field.jsonName, p])),
+    byProtoName: new Map(fields.map((p) => [p.field.name, p])),
+    ...(updateMask ? { updateMask } : {}),
+  };
+  plans.set(desc.typeName, plan);
+  return plan;
+}
+
+interface EnumPlan {
+  toNumber: Map<string, number>;
+  toText: Map<number, string>;
+  allowed: string;
+}
+const enumPlans = new Map<string, EnumPlan>();
+
+function enumPlanFor(desc: DescEnum): EnumPlan {
+  let plan = enumPlans.get(desc.typeName);
+  if (plan) return plan;
+  const toNumber = new Map<string, number>();
+  const toText = new Map<number, string>();
+  for (const v of desc.values) {
+    if (v.number === 0) continue;
+    const s = hasOption(v, jsonValue) ? getOption(v, jsonValue) : v.name;
+    toNumber.set(s, v.number);
+    toText.set(v.number, s);
+  }
+  plan = { toNumber, toText, allowed: [...toNumber.keys()].join(", ") };
+  enumPlans.set(desc.typeName, plan);
+  return plan;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const INT32_RANGE: [number, number] = [-2147483648, 2147483647];
+const UINT32_RANGE: [number, number] = [0, 4294967295];
+
+/** Reads one scalar; returns undefined and records a violation when the JSON type is wrong. */
+function readScalar(type: ScalarType, v: unknown, at: string, out: Violation[]): unknown {
+  switch (type) {
+    case ScalarType.STRING:
+      if (typeof v === "string") return v;
+      out.push({ location: at, message: "must be a string" });
+      return undefined;
+    case ScalarType.BOOL:
+      if (typeof v === "boolean") return v;
+      out.push({ location: at, message: "must be a boolean" });
+      return undefined;
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      if (typeof v === "number") return v;
+      out.push({ location: at, message: "must be a number" });
+      return undefined;
+    case ScalarType.BYTES:
+      out.push({ location: at, message: "bytes are not accepted in JSON" });
+      return undefined;
+    default:
+      break;
+  }
+  if (typeof v !== "number") {
+    out.push({
+      location: at,
+      message: typeof v === "string" ? "must be a JSON number, not a string" : "must be an integer",
+    });
+    return undefined;
+  }
+  if (!Number.isInteger(v)) {
+    out.push({ location: at, message: "must be an integer" });
+    return undefined;
+  }
+  if (!Number.isSafeInteger(v)) {
+    out.push({ location: at, message: "must be an integer between -(2^53-1) and 2^53-1" });
+    return undefined;
+  }
+  switch (type) {
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32: {
+      const [lo, hi] =
+        type === ScalarType.UINT32 || type === ScalarType.FIXED32 ? UINT32_RANGE : INT32_RANGE;
+      if (v < lo || v > hi) {
+        out.push({ location: at, message: `must be between ${lo} and ${hi}` });
+        return undefined;
+      }
+      return v;
+    }
+    default:
+      if (v < 0 && (type === ScalarType.UINT64 || type === ScalarType.FIXED64)) {
+        out.push({ location: at, message: "must not be negative" });
+        return undefined;
+      }
+      return BigInt(v);
+  }
+}
+
+function readEnum(desc: DescEnum, v: unknown, at: string, out: Violation[]): number | undefined {
+  const plan = enumPlanFor(desc);
+  const n = typeof v === "string" ? plan.toNumber.get(v) : undefined;
+  if (n === undefined) out.push({ location: at, message: `must be one of: ${plan.allowed}` });
+  return n;
+}
+
+function readSingle(
+  p: FieldPlan,
+  kind: "scalar" | "enum" | "message",
+  v: unknown,
+  at: string,
+  out: Violation[],
+): unknown {
+  const f = p.field;
+  if (kind === "scalar") return readScalar(f.scalar as ScalarType, v, at, out);
+  if (kind === "enum") return readEnum(f.enum as DescEnum, v, at, out);
+  if (p.isStruct) {
+    if (isPlainObject(v)) return v;
+    out.push({ location: at, message: "must be a JSON object" });
+    return undefined;
+  }
+  return decodeObject(f.message as DescMessage, v, at, out);
+}
+
+/**
+ * Decodes a JSON value into a message of `desc`, appending a violation for every key
+ * or value the /v2 form does not accept. Always returns a message (possibly partial):
+ * the caller decides what to do with the violations.
+ */
+export function decodeObject(
+  desc: DescMessage,
+  json: unknown,
+  pointer: string,
+  out: Violation[],
+): Record<string, unknown> {
+  const message = create(desc) as unknown as Record<string, unknown>;
+  if (!isPlainObject(json)) {
+    out.push({ location: pointer, message: "must be a JSON object" });
+    return message;
+  }
+  const plan = planFor(desc);
+  const present = new Set<string>();
+  for (const key of Object.keys(json)) {
+    const v = json[key];
+    const at = `${pointer}/${escapePointer(key)}`;
+    const p = plan.byJsonName.get(key);
+    if (!p) {
+      const alias = plan.byProtoName.get(key);
+      if (alias)
+        out.push({ location: at, message: `unknown field: use '${alias.field.jsonName}'` });
+      else if (plan.updateMask && key === "updateMask") {
+        out.push({
+          location: at,
+          message: "is not accepted: the fields present in the body say what to update",
+        });
+      } else out.push({ location: at, message: "unknown field" });
+      continue;
+    }
+    const f = p.field;
+    present.add(f.localName);
+    if (v === null) {
+      if (!p.nullable) out.push({ location: at, message: "must not be null" });
+      continue;
+    }
+    if (f.fieldKind === "list") {
+      if (!Array.isArray(v)) {
+        out.push({ location: at, message: "must be an array" });
+        continue;
+      }
+      const items: unknown[] = [];
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i];
+        if (item === null) {
+          out.push({ location: `${at}/${i}`, message: "must not be null" });
+          continue;
+        }
+        items.push(readSingle(p, f.listKind, item, `${at}/${i}`, out));
+      }
+      message[f.localName] = items;
+    } else if (f.fieldKind === "map") {
+      out.push({ location: at, message: "maps are not accepted" });
+    } else {
+      const value = readSingle(p, f.fieldKind, v, at, out);
+      if (value !== undefined) message[f.localName] = value;
+    }
+  }
+  recordJsonPresence(message, present);
+  if (plan.updateMask) {
+    const paths = plan.fields
+      .filter((p) => present.has(p.field.localName))
+      .map((p) => p.field.name);
+    message[plan.updateMask.localName] = create(FieldMaskSchema, { paths });
+  }
+  return message;
+}
+
+function writeSingle(p: FieldPlan, kind: "scalar" | "enum" | "message", v: unknown): unknown {
+  if (kind === "scalar") return typeof v === "bigint" ? Number(v) : v;
+  if (kind === "enum") return enumPlanFor(p.field.enum as DescEnum).toText.get(v as number);
+  if (p.isStruct) return v;
+  return encodeMessage(p.field.message as DescMessage, v as Record<string, unknown>);
+}
+
+/**
+ * Encodes a message in the /v2 JSON form: int64 as numbers, enums as the spec's strings,
+ * implicit scalars always written, unset optional fields and empty lists omitted unless
+ * the field asks for `emit_empty` or `emit_null`.
+ */
+export function encodeMessage(
+  desc: DescMessage,
+  message: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of planFor(desc).fields) {
+    const f = p.field;
+    const v = message[f.localName];
+    switch (f.fieldKind) {
+      case "list": {
+        const items = v as unknown[];
+        if (items.length > 0 || p.emitEmpty) {
+          out[f.jsonName] = items.map((item) => writeSingle(p, f.listKind, item));
+        }
+        break;
+      }
+      case "map":
+        break;
+      case "enum":
+        if (v !== undefined && v !== 0) out[f.jsonName] = writeSingle(p, "enum", v);
+        else if (p.emitNull) out[f.jsonName] = null;
+        break;
+      case "message":
+        if (v !== undefined) out[f.jsonName] = writeSingle(p, "message", v);
+        else if (p.emitEmpty) out[f.jsonName] = {};
+        else if (p.emitNull) out[f.jsonName] = null;
+        break;
+      default:
+        if (v !== undefined) out[f.jsonName] = writeSingle(p, "scalar", v);
+        else if (p.emitNull) out[f.jsonName] = null;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,160 @@
+import { create, type Message } from "@bufbuild/protobuf";
+import {
+  createContextValues,
+  createHandlerContext,
+  type Interceptor,
+  type MethodImplSpec,
+  type ServiceImplSpec,
+} from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { newId } from "../domain/ids.js";
+import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
+import type { Logger } from "../log.js";
+import { type Call, setCall } from "../services/call.js";
+import { namespaceOf, procedureOf } from "../services/procedures.js";
+import { errorEnvelope } from "./error-envelope.js";
+import { errorType, toServiceError } from "./interceptors/request-context.js";
+import { decodeObject, encodeMessage } from "./json-codec.js";
+import type { Metrics } from "./metrics.js";
+import {
+  BodyTooLargeError,
+  baseUrlOf,
+  type NodeRequest,
+  type NodeResponse,
+  readBody,
+  sendJson,
+  toHeaders,
+} from "./node-io.js";
+
+/** What the /v2 door needs. */
+export interface JsonDoorOptions {
+  services: readonly ServiceImplSpec[];
+  interceptors: Interceptor[];
+  maxBodyBytes: number;
+  docsUrl: string | undefined;
+  log: Logger;
+  metrics: Metrics;
+  shutdownSignal: AbortSignal;
+}
+
+/** The liveness procedure is also served at this path, by POST and by GET. */
+const LIVENESS_PATH = "/v2/liveness";
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const type = value.split(";", 1)[0]?.trim().toLowerCase();
+  return type === "application/json";
+}
+
+type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+/** Maps `/v2/<namespace>.<procedure>` to the implementation of every registered RPC. */
+function routeTable(services: readonly ServiceImplSpec[]): Map<string, UnarySpec> {
+  const routes = new Map<string, UnarySpec>();
+  for (const s of services) {
+    for (const m of Object.values(s.methods)) {
+      if (m.kind === "unary") routes.set(`/v2/${namespaceOf(s.service)}.${m.method.localName}`, m);
+    }
+  }
+  const liveness = routes.get("/v2/liveness.check");
+  if (liveness) routes.set(LIVENESS_PATH, liveness);
+  return routes;
+}
+
+/**
+ * The /v2 JSON door: `POST /v2/<service>.<procedure>` with a JSON body, answered with the
+ * envelope. It decodes the body itself (see json-codec.ts) and calls the same
+ * implementation, through the same interceptors, that Connect and gRPC reach: directly,
+ * through a HandlerContext, without a second protocol layer.
+ */
+export function createJsonDoor(opts: JsonDoorOptions) {
+  const routes = routeTable(opts.services);
+
+  function sendError(res: NodeResponse, call: Call, err: ServiceError): void {
+    const type = errorType(opts.docsUrl, call.baseUrl, err);
+    const headers: Record<string, string> = { "x-request-id": call.requestId };
+    if (err.entry.status === 405) headers.allow = "POST";
+    // The unread rest of an oversized body would be parsed as the next request.
+    if (err.entry.status === 413 && req11(res)) headers.connection = "close";
+    sendJson(res, err.entry.status, errorEnvelope(err, call.requestId, type), headers);
+  }
+
+  return async function handleJson(req: NodeRequest, res: NodeResponse): Promise<void> {
+    const started = performance.now();
+    const path = (req.url ?? "/").split("?", 1)[0] as string;
+    const call: Call = { requestId: newId("req"), door: "json", baseUrl: baseUrlOf(req) };
+    const spec = routes.get(path);
+    const procedure = spec ? procedureOf(spec.method).name : "unknown";
+    try {
+      if (!spec) throw errors.routeNotFound(path);
+      const isGetLiveness = req.method === "GET" && path === LIVENESS_PATH;
+      if (req.method !== "POST" && !isGetLiveness) throw errors.methodNotAllowed(req.method ?? "");
+      let message: Message;
+      if (isGetLiveness) message = create(spec.method.input);
+      else {
+        if (!isJsonContentType(req.headers["content-type"])) {
+          throw errors.unsupportedMediaType(req.headers["content-type"]);
+        }
+        const declared = Number(req.headers["content-length"] ?? 0);
+        if (declared > opts.maxBodyBytes) throw errors.bodyTooLarge(opts.maxBodyBytes);
+        const body = await readBody(req, opts.maxBodyBytes);
+        const violations: Violation[] = [];
+        message = decodeObject(
+          spec.method.input,
+          parseJson(body),
+          "",
+          violations,
+        ) as unknown as Message;
+        call.decodeViolations = violations;
+      }
+      const ctx = createHandlerContext({
+        service: spec.method.parent,
+        method: spec.method,
+        protocolName: "json",
+        requestMethod: req.method ?? "POST",
+        url: path,
+        requestHeader: toHeaders(req),
+        contextValues: setCall(createContextValues(), call),
+        shutdownSignal: opts.shutdownSignal,
+      });
+      const output = await invokeUnaryImplementation(spec, ctx, message, opts.interceptors);
+      const body = encodeMessage(spec.method.output, output as unknown as Record<string, unknown>);
+      sendJson(res, 200, body, { "x-request-id": call.requestId });
+    } catch (thrown) {
+      const err =
+        thrown instanceof BodyTooLargeError
+          ? errors.bodyTooLarge(opts.maxBodyBytes)
+          : toServiceError(thrown, opts.log, call.requestId);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendError(res, call, err);
+      // Calls that reached the interceptors carry a detail and were counted there.
+      if (err.details.length === 0) {
+        opts.metrics.observe(
+          procedure,
+          "json",
+          err.entry.status,
+          (performance.now() - started) / 1000,
+        );
+      }
+    }
+  };
+}
+
+/** True for an HTTP/1.x response, where a Connection header is allowed. */
+function req11(res: NodeResponse): boolean {
+  return !("stream" in res);
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    throw errors.invalidInput(
+      [{ location: "", message: `is not valid JSON: ${(err as Error).message}` }],
+      "The request body is not valid JSON.",
+    );
+  }
+}

@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+
+/** A request of either the HTTP/1.1 server or the HTTP/2 compatibility API. */
+export type NodeRequest = IncomingMessage | Http2ServerRequest;
+/** A response of either server. */
+export type NodeResponse = ServerResponse | Http2ServerResponse;
+
+/** Converts Node's header object to fetch Headers, leaving out HTTP/2 pseudo-headers. */
+export function toHeaders(req: NodeRequest): Headers {
+  const h = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.charCodeAt(0) === 58 /* ":" */) continue;
+    if (Array.isArray(value)) for (const v of value) h.append(name, v);
+    else h.set(name, value);
+  }
+  return h;
+}
+
+/** The base URL the caller used to reach this server, e.g. `http://localhost:8080`. */
+export function baseUrlOf(req: NodeRequest): string {
+  const host = req.headers[":authority"] ?? req.headers.host ?? "localhost";
+  const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
+  return `${proto}://${String(host)}`;
+}
+
+/** Thrown by readBody when the body exceeds its limit. */
+export class BodyTooLargeError extends Error {
+  override name = "BodyTooLargeError";
+}
+
+/** Reads the whole body, failing as soon as it grows past `limit` bytes. */
+export function readBody(req: NodeRequest, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off("data", onData);
+        reject(new BodyTooLargeError(`body exceeds ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)),
+    );
+    req.once("error", reject);
+  });
+}
+
+/** Writes a JSON response with an exact Content-Length. */
+export function sendJson(
+  res: NodeResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  (res as ServerResponse).writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}

@@ -1,0 +1,32 @@
+import type { DescField } from "@bufbuild/protobuf";
+
+/**
+ * Which fields a JSON request actually carried, per decoded message. Protobuf cannot tell
+ * an omitted `0` from a sent one; the /v2 door can, and it records it here so the
+ * validator reports "is required" for an omitted field whatever its type.
+ */
+const jsonPresence = new WeakMap<object, Set<string>>();
+
+/** Records the local names of the fields a JSON object carried for `message`. */
+export function recordJsonPresence(message: object, localNames: Set<string>): void {
+  jsonPresence.set(message, localNames);
+}
+
+/** True when `field` is present in `message`: as sent in JSON, else by protobuf presence. */
+export function isPresent(message: Record<string, unknown>, field: DescField): boolean {
+  const sent = jsonPresence.get(message);
+  if (sent) return sent.has(field.localName);
+  const value = message[field.localName];
+  switch (field.fieldKind) {
+    case "list":
+      return (value as unknown[]).length > 0;
+    case "map":
+      return Object.keys(value as object).length > 0;
+    case "message":
+      return value !== undefined;
+    default:
+      if (value === undefined) return false;
+      // Implicit presence: the default value means "not sent".
+      return value !== "" && value !== 0 && value !== false && value !== 0n;
+  }
+}

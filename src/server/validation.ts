@@ -1,0 +1,164 @@
+import {
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { rules as rulesOption } from "../../gen/latchkey/v2/options_pb.js";
+import {
+  checkItems,
+  checkNumber,
+  checkString,
+  findUnsafeNumber,
+  type StringBounds,
+} from "../domain/field-rules.js";
+import type { Violation } from "../errors/service-error.js";
+import { isPresent } from "./presence.js";
+
+/** The bounds of one field, read once from its `(latchkey.v2.rules)` option. */
+interface FieldPlan {
+  field: DescField;
+  required: boolean;
+  strings: StringBounds;
+  min?: number;
+  max?: number;
+  minItems?: number;
+  maxItems?: number;
+  maxProps?: number;
+  maxJsonBytes?: number;
+  /** The nested message to walk, when the field holds messages. */
+  nested?: DescMessage;
+  isStruct: boolean;
+}
+
+const plans = new Map<string, FieldPlan[]>();
+
+function planFor(desc: DescMessage): FieldPlan[] {
+  let plan = plans.get(desc.typeName);
+  if (plan) return plan;
+  plan = desc.fields.map((field) => {
+    const r = hasOption(field, rulesOption) ? getOption(field, rulesOption) : undefined;
+    const nested =
+      field.fieldKind === "message"
+        ? field.message
+        : field.fieldKind === "list" && field.listKind === "message"
+          ? field.message
+          : undefined;
+    const p: FieldPlan = {
+      field,
+      required: r?.required ?? false,
+      strings: {
+        minLen: r?.minLen,
+        maxLen: r?.maxLen,
+        pattern: r?.pattern !== undefined ? new RegExp(r.pattern, "u") : undefined,
+      },
+      isStruct: nested?.typeName === "google.protobuf.Struct",
+    };
+    if (r?.min !== undefined) p.min = Number(r.min);
+    if (r?.max !== undefined) p.max = Number(r.max);
+    if (r?.minItems !== undefined) p.minItems = r.minItems;
+    if (r?.maxItems !== undefined) p.maxItems = r.maxItems;
+    if (r?.maxProps !== undefined) p.maxProps = r.maxProps;
+    if (r?.maxJsonBytes !== undefined) p.maxJsonBytes = r.maxJsonBytes;
+    if (nested && nested.typeName !== "google.protobuf.Struct") p.nested = nested;
+    return p;
+  });
+  plans.set(desc.typeName, plan);
+  return plan;
+}
+
+function isIntegerScalar(t: ScalarType): boolean {
+  return t !== ScalarType.DOUBLE && t !== ScalarType.FLOAT;
+}
+
+function checkScalar(
+  p: FieldPlan,
+  scalar: ScalarType | undefined,
+  value: unknown,
+  at: string,
+  out: Violation[],
+): void {
+  let message: string | undefined;
+  if (typeof value === "string") message = checkString(value, p.strings);
+  else if (typeof value === "number") {
+    message = checkNumber(value, p, scalar !== undefined && isIntegerScalar(scalar));
+  } else if (typeof value === "bigint") message = checkNumber(Number(value), p, true);
+  if (message) out.push({ location: at, message });
+}
+
+function checkStruct(p: FieldPlan, value: object, at: string, out: Violation[]): void {
+  if (p.maxProps !== undefined && Object.keys(value).length > p.maxProps) {
+    out.push({ location: at, message: `must have at most ${p.maxProps} top-level properties` });
+    return;
+  }
+  const unsafe = findUnsafeNumber(value, at);
+  if (unsafe !== undefined) {
+    out.push({ location: unsafe, message: "numbers must be finite and integers at most 2^53-1" });
+    return;
+  }
+  if (p.maxJsonBytes !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes > p.maxJsonBytes) {
+      out.push({
+        location: at,
+        message: `must be at most ${p.maxJsonBytes} bytes as JSON (got ${bytes})`,
+      });
+    }
+  }
+}
+
+/**
+ * Validates a decoded request against the bounds declared in the proto, appending one
+ * violation per failing field with a JSON Pointer built from JSON field names (the same
+ * pointer on every door). Nested messages and list items are walked.
+ */
+export function validateMessage(
+  desc: DescMessage,
+  message: Record<string, unknown>,
+  pointer: string,
+  out: Violation[],
+): void {
+  for (const p of planFor(desc)) {
+    const f = p.field;
+    const at = `${pointer}/${f.jsonName}`;
+    if (!isPresent(message, f)) {
+      if (p.required) out.push({ location: at, message: "is required" });
+      continue;
+    }
+    const value = message[f.localName];
+    if (value === undefined) continue;
+    switch (f.fieldKind) {
+      case "scalar":
+        checkScalar(p, f.scalar, value, at, out);
+        break;
+      case "enum":
+        if (f.enum.values.every((v) => v.number !== value)) {
+          out.push({ location: at, message: "is not a known value" });
+        } else if (p.required && value === 0) out.push({ location: at, message: "is required" });
+        break;
+      case "message":
+        if (p.isStruct) checkStruct(p, value as object, at, out);
+        else if (p.nested) validateMessage(p.nested, value as Record<string, unknown>, at, out);
+        break;
+      case "list": {
+        const items = value as unknown[];
+        const sizeMessage = checkItems(items.length, p.minItems, p.maxItems);
+        if (sizeMessage) {
+          out.push({ location: at, message: sizeMessage });
+          break;
+        }
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          if (p.nested)
+            validateMessage(p.nested, item as Record<string, unknown>, `${at}/${i}`, out);
+          else
+            checkScalar(p, f.listKind === "scalar" ? f.scalar : undefined, item, `${at}/${i}`, out);
+        }
+        break;
+      }
+      case "map":
+        break;
+    }
+  }
+}

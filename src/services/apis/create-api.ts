@@ -1,0 +1,35 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  CreateApiRequest,
+  CreateApiResponseSchema,
+} from "../../../gen/latchkey/v2/apis_pb.js";
+import { newId } from "../../domain/ids.js";
+import { apiInsert } from "../../storage/queries/apis.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { mutate } from "../mutation.js";
+
+/** Creates an API in the caller's workspace. */
+export async function createApi(
+  deps: Deps,
+  req: CreateApiRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof CreateApiResponseSchema>> {
+  authorize(ctx);
+  const { workspaceId } = principalOf(ctx);
+  const id = newId("api");
+  await mutate(deps, ctx, async (tx, change) => {
+    await apiInsert(tx, { id, workspaceId, name: req.name, createdAt: change.now });
+    change.audit({
+      event: "api.create",
+      resourceType: "api",
+      resourceId: id,
+      description: `Created API ${id}.`,
+    });
+    // A lookup of this id may have been cached as missing.
+    change.invalidate({ kind: "api", workspaceId, id });
+  });
+  return { data: { apiId: id } };
+}

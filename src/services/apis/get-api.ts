@@ -1,0 +1,18 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { GetApiRequest, GetApiResponseSchema } from "../../../gen/latchkey/v2/apis_pb.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { findApi } from "./find-api.js";
+
+/** Returns an API of the caller's workspace: 404 before 403, as DESIGN.md orders checks. */
+export async function getApi(
+  deps: Deps,
+  req: GetApiRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof GetApiResponseSchema>> {
+  const api = await findApi(deps, principalOf(ctx).workspaceId, req.apiId);
+  authorize(ctx, { apiId: api.id });
+  return { data: { id: api.id, name: api.name } };
+}

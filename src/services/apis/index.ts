@@ -1,0 +1,15 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { ApisService } from "../../../gen/latchkey/v2/apis_pb.js";
+import type { Deps } from "../deps.js";
+import { createApi } from "./create-api.js";
+import { deleteApi } from "./delete-api.js";
+import { getApi } from "./get-api.js";
+
+/** The ApisService implementation. */
+export function apisService(deps: Deps): ServiceImpl<typeof ApisService> {
+  return {
+    createApi: (req, ctx) => createApi(deps, req, ctx),
+    getApi: (req, ctx) => getApi(deps, req, ctx),
+    deleteApi: (req, ctx) => deleteApi(deps, req, ctx),
+  };
+}

@@ -1,0 +1,44 @@
+import { type ContextValues, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { Violation } from "../errors/service-error.js";
+
+/** The door a call came through; metrics and logs are labelled with it. */
+export type Door = "json" | "connect" | "grpc" | "grpc-web";
+
+/** The authenticated caller: a root key and the workspace it acts for. */
+export interface Principal {
+  rootKeyId: string;
+  workspaceId: string;
+  permissions: readonly string[];
+}
+
+/** Per-call state shared by the doors, the interceptors and the procedures. */
+export interface Call {
+  requestId: string;
+  door: Door;
+  /** Base URL of this server as the caller reached it, for error `type` links. */
+  baseUrl: string;
+  principal?: Principal;
+  /** Problems the /v2 door found while decoding the body; reported after authentication. */
+  decodeViolations?: Violation[];
+}
+
+const callKey = createContextKey<Call | undefined>(undefined, { description: "latchkey call" });
+
+/** Attaches a call to context values. */
+export function setCall(values: ContextValues, call: Call): ContextValues {
+  return values.set(callKey, call);
+}
+
+/** The call of a request; every door sets one before the interceptors run. */
+export function callOf(values: ContextValues): Call {
+  const call = values.get(callKey);
+  if (!call) throw new TypeError("no call in context: the door did not set one");
+  return call;
+}
+
+/** The principal of an authenticated call. Procedures that require auth can rely on it. */
+export function principalOf(ctx: HandlerContext): Principal {
+  const p = callOf(ctx.values).principal;
+  if (!p) throw new TypeError("procedure needs a principal but the call is unauthenticated");
+  return p;
+}

@@ -1,0 +1,20 @@
+import { createServiceImplSpec, type ServiceImplSpec } from "@connectrpc/connect";
+import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
+import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
+import { apisService } from "./apis/index.js";
+import type { Deps } from "./deps.js";
+import { livenessService } from "./liveness/index.js";
+import { procedureOf } from "./procedures.js";
+
+/**
+ * Every service Latchkey serves, assembled once and handed to every door. Checks at
+ * start that each RPC has its row in the procedures table.
+ */
+export function createServices(deps: Deps): ServiceImplSpec[] {
+  const specs = [
+    createServiceImplSpec<typeof LivenessService>(LivenessService, livenessService()),
+    createServiceImplSpec<typeof ApisService>(ApisService, apisService(deps)),
+  ];
+  for (const spec of specs) for (const m of spec.service.methods) procedureOf(m);
+  return specs;
+}

@@ -1,0 +1,89 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Invalidation } from "../cache/bus.js";
+import type { Queryable } from "../storage/db.js";
+import { type AuditEntry, auditInsert } from "../storage/queries/audit-logs.js";
+import { callOf } from "./call.js";
+import type { Deps } from "./deps.js";
+
+/** The audit fields a procedure supplies; actor, time and request id come from the call. */
+export type AuditRecord = Pick<
+  AuditEntry,
+  "event" | "resourceType" | "resourceId" | "description"
+> & {
+  workspaceId?: string;
+};
+
+/** The side effects a mutation declares while it runs. */
+export interface Change {
+  /** Records an audit event, written in the same transaction. */
+  audit(record: AuditRecord): void;
+  /** Declares a cache invalidation, sent to every node at commit. */
+  invalidate(event: Invalidation): void;
+  /** The time of the change (the clock read once, at the start). */
+  readonly now: number;
+}
+
+/** Who performs a change, for the audit log. */
+export interface Actor {
+  type: AuditEntry["actorType"];
+  id: string;
+  workspaceId: string;
+  requestId: string | null;
+}
+
+/**
+ * Runs `fn` as one unit of work: its writes, its audit records and its invalidation
+ * NOTIFY commit together or not at all; once committed, its invalidations are applied
+ * to this node's caches before the caller answers.
+ */
+export async function mutateAs<T>(
+  deps: Pick<Deps, "db" | "bus" | "clock">,
+  actor: Actor,
+  fn: (tx: Queryable, change: Change) => Promise<T>,
+): Promise<T> {
+  const now = deps.clock.now();
+  const records: AuditEntry[] = [];
+  const events: Invalidation[] = [];
+  const correlationId = actor.requestId;
+  const change: Change = {
+    now,
+    audit: (r) =>
+      records.push({
+        workspaceId: r.workspaceId ?? actor.workspaceId,
+        time: now,
+        event: r.event,
+        actorType: actor.type,
+        actorId: actor.id,
+        resourceType: r.resourceType,
+        resourceId: r.resourceId,
+        description: r.description,
+        requestId: actor.requestId,
+        correlationId,
+      }),
+    invalidate: (e) => events.push(e),
+  };
+  const result = await deps.db.transaction(async (tx) => {
+    const value = await fn(tx, change);
+    await auditInsert(tx, records);
+    await deps.bus.notify(tx, events);
+    return value;
+  });
+  deps.bus.applyLocal(events);
+  return result;
+}
+
+/** `mutateAs` for a procedure: the actor is the call's root key. */
+export function mutate<T>(
+  deps: Deps,
+  ctx: HandlerContext,
+  fn: (tx: Queryable, change: Change) => Promise<T>,
+): Promise<T> {
+  const call = callOf(ctx.values);
+  const p = call.principal;
+  if (!p) throw new TypeError("mutation without an authenticated principal");
+  return mutateAs(
+    deps,
+    { type: "rootkey", id: p.rootKeyId, workspaceId: p.workspaceId, requestId: call.requestId },
+    fn,
+  );
+}

@@ -1,0 +1,60 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+
+/** Whether a procedure needs `Authorization: Bearer <root key>`. */
+export type AuthMode = "none" | "required" | "optional";
+
+/** What one procedure demands of its caller. */
+export interface Procedure {
+  auth: AuthMode;
+  /**
+   * The root-key permission it needs, `resource.id.action`. `{name}` placeholders are
+   * filled by the procedure with ids it has resolved (`api.{apiId}.read_api`).
+   */
+  permission?: string;
+}
+
+/**
+ * THE table of procedures: every procedure Latchkey serves, with the authentication it
+ * needs and the root-key permission it checks. The server refuses to start if a
+ * registered RPC is missing here. Permissions follow reference §2.3; a granted `*`
+ * segment covers any id (DESIGN.md "Permissions").
+ */
+export const procedures = {
+  "liveness.check": { auth: "none" },
+  "apis.createApi": { auth: "required", permission: "api.*.create_api" },
+  "apis.getApi": { auth: "required", permission: "api.{apiId}.read_api" },
+  "apis.deleteApi": { auth: "required", permission: "api.{apiId}.delete_api" },
+} as const satisfies Record<string, Procedure>;
+
+/** The name of a procedure on the /v2 door: `apis.createApi`. */
+export type ProcedureName = keyof typeof procedures;
+
+/** The /v2 namespace of a service: `latchkey.v2.ApisService` → `apis`. */
+export function namespaceOf(service: DescService): string {
+  const base = service.name.replace(/Service$/, "");
+  return base.charAt(0).toLowerCase() + base.slice(1);
+}
+
+const byMethod = new WeakMap<DescMethod, { name: string; procedure: Procedure }>();
+
+/** The table entry of a method; throws for a method missing from the table. */
+export function procedureOf(method: DescMethod): { name: string; procedure: Procedure } {
+  let found = byMethod.get(method);
+  if (!found) {
+    const name = `${namespaceOf(method.parent)}.${method.localName}`;
+    const procedure = (procedures as Record<string, Procedure>)[name];
+    if (!procedure) throw new TypeError(`procedure ${name} is missing from the procedures table`);
+    found = { name, procedure };
+    byMethod.set(method, found);
+  }
+  return found;
+}
+
+/** Fills the `{placeholders}` of a permission template. */
+export function fillPermission(template: string, vars: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = vars[name];
+    if (v === undefined) throw new TypeError(`permission ${template} needs {${name}}`);
+    return v;
+  });
+}

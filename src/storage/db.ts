@@ -1,0 +1,70 @@
+/** A row as returned by a query: column name to value. int8 columns arrive as numbers. */
+export type Row = Record<string, unknown>;
+
+/** Something that runs SQL with `$1`-style bound parameters. */
+export interface Queryable {
+  query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+/**
+ * The Db port: the only way the rest of Latchkey reaches the database. Two adapters
+ * implement it (postgres.js and PGlite); driver specifics stay inside them.
+ */
+export interface Db extends Queryable {
+  readonly engine: "postgres" | "pglite";
+  /** Runs `fn` in a transaction; it commits when `fn` resolves and rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Subscribes to NOTIFY on `channel`. `onConnect` runs each time the listening session
+   * is (re)established, so a caller can drop state it may have missed meanwhile.
+   * Resolves to a function that unsubscribes.
+   */
+  listen(
+    channel: string,
+    onMessage: (payload: string) => void,
+    onConnect?: () => void,
+  ): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Thrown by the adapters when the database cannot be reached (refused, timed out,
+ * shut down, out of connections). Procedures answer it with 503, never with a verdict.
+ */
+export class DbUnavailableError extends Error {
+  override name = "DbUnavailableError";
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+}
+
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/** True when a driver error means "the database is not reachable" rather than "bad SQL". */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof DbUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08");
+}
+
+/** True when a driver error is a unique-constraint violation (SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "23505";
+}

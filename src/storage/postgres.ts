@@ -1,0 +1,82 @@
+import postgres from "postgres";
+import { type Db, DbUnavailableError, isUnavailable, type Queryable } from "./db.js";
+
+/** Options of the PostgreSQL adapter. */
+export interface PostgresOptions {
+  url: string;
+  /** Pool size. */
+  max?: number;
+  /** Seconds to wait for a connection before the query fails with 503. */
+  connectTimeoutSeconds?: number;
+}
+
+function wrap(err: unknown): unknown {
+  return isUnavailable(err) ? new DbUnavailableError(err) : err;
+}
+
+/**
+ * The Db port over postgres.js. Statements are prepared (postgres.js caches them per
+ * connection), int8 is parsed to a JS number (every int8 Latchkey stores is bounded by
+ * 2^53), and connection failures surface as DbUnavailableError.
+ */
+export function openPostgres(options: PostgresOptions): Db {
+  const sql = postgres(options.url, {
+    max: options.max ?? 10,
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    idle_timeout: 60,
+    onnotice: () => {},
+    types: {
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (x: number | bigint) => String(x),
+        parse: (x: string) => Number(x),
+      },
+    },
+  });
+
+  const runner = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
+    async query<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+      try {
+        const rows = await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+          prepare: true,
+        });
+        return rows as unknown as T[];
+      } catch (err) {
+        throw wrap(err);
+      }
+    },
+    async exec(script: string): Promise<void> {
+      try {
+        await s.unsafe(script, [], { prepare: false }).simple();
+      } catch (err) {
+        throw wrap(err);
+      }
+    },
+  });
+  const root = runner(sql);
+
+  return {
+    engine: "postgres",
+    query: root.query,
+    exec: root.exec,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      try {
+        return (await sql.begin((tx) => fn(runner(tx)))) as T;
+      } catch (err) {
+        throw wrap(err);
+      }
+    },
+    async listen(channel, onMessage, onConnect) {
+      try {
+        const sub = await sql.listen(channel, onMessage, onConnect);
+        return () => sub.unlisten();
+      } catch (err) {
+        throw wrap(err);
+      }
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
