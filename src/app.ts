@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { bootstrap } from "./admin/bootstrap.js";
 import { InvalidationBus } from "./cache/bus.js";
 import { createCaches } from "./cache/caches.js";
@@ -74,16 +75,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
       validateInterceptor(),
     ];
     const shutdown = new AbortController();
-    const doorOptions = {
-      services,
-      interceptors,
-      maxBodyBytes: config.maxBodyBytes,
-      shutdownSignal: shutdown.signal,
-    };
+    // Every in-flight Connect call listens on this signal; there is no leak to warn about.
+    setMaxListeners(0, shutdown.signal);
+    const doorOptions = { services, interceptors, maxBodyBytes: config.maxBodyBytes };
     const handler = createRouter(
       {
         json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
-        connect: createConnectDoor(doorOptions),
+        connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
       },
       metrics,
     );

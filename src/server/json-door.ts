@@ -34,7 +34,6 @@ export interface JsonDoorOptions {
   docsUrl: string | undefined;
   log: Logger;
   metrics: Metrics;
-  shutdownSignal: AbortSignal;
 }
 
 /** The liveness procedure is also served at this path, by POST and by GET. */
@@ -115,7 +114,8 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         url: path,
         requestHeader: toHeaders(req),
         contextValues: setCall(createContextValues(), call),
-        shutdownSignal: opts.shutdownSignal,
+        // No shutdown signal: linking one would add a listener per call that is only removed
+        // on abort, and a graceful drain lets in-flight calls finish anyway.
       });
       const output = await invokeUnaryImplementation(spec, ctx, message, opts.interceptors);
       const body = encodeMessage(spec.method.output, output as unknown as Record<string, unknown>);

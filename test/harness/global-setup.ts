@@ -1,0 +1,58 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { migrate } from "../../src/storage/migrate.js";
+import { openPglite } from "../../src/storage/pglite.js";
+import { openPostgres } from "../../src/storage/postgres.js";
+import { databaseUrl, postgresUrl } from "./engine.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgliteDumpPath: string;
+    postgresTemplate: string;
+  }
+}
+
+const MIGRATIONS = new URL("../../src/storage/migrations/", import.meta.url).pathname;
+
+/** A fingerprint of the migrations: templates are rebuilt when a migration changes. */
+function migrationsHash(): string {
+  const h = createHash("sha256");
+  for (const f of readdirSync(MIGRATIONS).sort())
+    h.update(f).update(readFileSync(join(MIGRATIONS, f)));
+  return h.digest("hex").slice(0, 12);
+}
+
+/**
+ * Migrates a database once per run and per engine, so each test file starts from a
+ * copy instead of migrating: a PGlite dump loaded per file, a PostgreSQL template database.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  const hash = migrationsHash();
+  const engine = project.config.env?.TEST_ENGINE ?? "pglite";
+  if (engine === "pglite") {
+    const dir = join(tmpdir(), "latchkey-test");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `pglite-${hash}.tar`);
+    const db = await openPglite({});
+    await migrate(db, Date.now());
+    writeFileSync(path, Buffer.from(await (await db.dump()).arrayBuffer()));
+    await db.close();
+    project.provide("pgliteDumpPath", path);
+    project.provide("postgresTemplate", "");
+    return;
+  }
+  if (!postgresUrl) throw new Error("TEST_DATABASE_URL is required for the postgres project");
+  const template = `latchkey_tpl_${hash}`;
+  const admin = openPostgres({ url: postgresUrl, max: 1 });
+  await admin.exec(`drop database if exists ${template} with (force)`);
+  await admin.exec(`create database ${template}`);
+  await admin.close();
+  const db = openPostgres({ url: databaseUrl(postgresUrl, template), max: 1 });
+  await migrate(db, Date.now());
+  await db.close();
+  project.provide("pgliteDumpPath", "");
+  project.provide("postgresTemplate", template);
+}

@@ -1,0 +1,158 @@
+import { pino } from "pino";
+import { createRootKey, createWorkspace, revokeRootKey } from "../../src/admin/commands.js";
+import { type App, startApp } from "../../src/app.js";
+import { type Config, loadConfig } from "../../src/config.js";
+import { newId } from "../../src/domain/ids.js";
+import { randomString } from "../../src/domain/random.js";
+import { ALL_PERMISSIONS } from "../../src/domain/root-permissions.js";
+import type { Db } from "../../src/storage/db.js";
+import { apiInsert } from "../../src/storage/queries/apis.js";
+import { TestClock } from "./clock.js";
+import { createTestDatabase, type TestDatabase } from "./database.js";
+import {
+  type CallResult,
+  callConnect,
+  callJson,
+  createTransports,
+  DOORS,
+  type TestDoor,
+} from "./doors.js";
+import { currentEngine, type Engine } from "./engine.js";
+import { diffSnapshots, type Snapshot, snapshot } from "./snapshot.js";
+
+/** Options of a test server. */
+export interface StartOptions {
+  engine?: Engine;
+  config?: Partial<Config>;
+}
+
+/** Creates rows with unique ids directly in storage, independent of the procedures under test. */
+export interface Seeder {
+  /** A new workspace; returns its id. */
+  workspace(): Promise<string>;
+  /** A new root key with these permissions (default workspace unless given); returns the secret. */
+  rootKey(permissions: string[], workspaceId?: string): Promise<string>;
+  /** Like rootKey, returning the id too. */
+  rootKeyWithId(
+    permissions: string[],
+    workspaceId?: string,
+  ): Promise<{ id: string; secret: string }>;
+  /** Revokes a root key the way the CLI does. */
+  revokeRootKey(id: string): Promise<void>;
+  /** A new API in a workspace (default workspace unless given); returns its id. */
+  api(workspaceId?: string, name?: string): Promise<string>;
+}
+
+/** A real server on port 0 with everything a test needs to talk to it. */
+export interface TestServer {
+  app: App;
+  url: string;
+  engine: Engine;
+  db: Db;
+  /** The PostgreSQL URL of the server's database (undefined on PGlite). */
+  databaseUrl: string | undefined;
+  clock: TestClock;
+  /** A root key with `*.*.*` in the default workspace. */
+  rootKey: string;
+  workspaceId: string;
+  seed: Seeder;
+  /**
+   * Calls a procedure through a door. `auth` is a root key (default: the all-powerful
+   * one), null for no Authorization header, or `{ header }` for a raw header value.
+   */
+  call(door: TestDoor, procedure: string, body: unknown, auth?: Auth): Promise<CallResult>;
+  /** Raw /v2 request for transport-level tests. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+  raw(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
+  snapshot(): Promise<Snapshot>;
+  /** Table-by-table differences since a snapshot; `{}` when nothing changed. */
+  changesSince(before: Snapshot): Promise<ReturnType<typeof diffSnapshots>>;
+  stop(): Promise<void>;
+}
+
+export { DOORS };
+
+/** How a test call authenticates. */
+export type Auth = string | null | { header: string };
+
+/** Starts the real server on 127.0.0.1:0 against a fresh database of the run's engine. */
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const engine = opts.engine ?? currentEngine();
+  const database: TestDatabase = await createTestDatabase(engine);
+  const clock = new TestClock();
+  const rootKey = `test_root_${randomString(24)}`;
+  const config: Config = {
+    ...loadConfig({}),
+    port: 0,
+    host: "127.0.0.1",
+    rootKey,
+    logLevel: process.env.TEST_LOG_LEVEL ?? "silent",
+    shutdownTimeoutMs: 5_000,
+    ...opts.config,
+  };
+  const app = await startApp({
+    config,
+    db: database.db,
+    clock,
+    log: pino({ level: config.logLevel }),
+  });
+  const deps = { db: database.db, bus: app.deps.bus, clock };
+  const ws = await database.db.query<{ id: string }>("select id from workspaces where is_default");
+  const workspaceId = (ws[0] as { id: string }).id;
+  const transports = createTransports(app.url);
+
+  const seed: Seeder = {
+    workspace: () => createWorkspace(deps, `ws ${randomString(6)}`),
+    async rootKey(permissions, w = workspaceId) {
+      return (await createRootKey(deps, w, permissions, "test")).secret;
+    },
+    rootKeyWithId: (permissions, w = workspaceId) => createRootKey(deps, w, permissions, "test"),
+    revokeRootKey: (id) => revokeRootKey(deps, id),
+    async api(w = workspaceId, name = `api ${randomString(6)}`) {
+      const id = newId("api");
+      await apiInsert(database.db, { id, workspaceId: w, name, createdAt: clock.now() });
+      return id;
+    },
+  };
+
+  return {
+    app,
+    url: app.url,
+    engine,
+    db: database.db,
+    databaseUrl: database.url,
+    clock,
+    rootKey,
+    workspaceId,
+    seed,
+    call(door, procedure, body, auth = rootKey) {
+      const headers: Record<string, string> =
+        auth === null
+          ? {}
+          : { authorization: typeof auth === "string" ? `Bearer ${auth}` : auth.header };
+      return door === "json"
+        ? callJson(app.url, procedure, body, headers)
+        : callConnect(transports[door], procedure, body, headers);
+    },
+    async raw(path, init = {}) {
+      const res = await fetch(`${app.url}${path}`, init);
+      const text = await res.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      return { status: res.status, headers: res.headers, body };
+    },
+    snapshot: () => snapshot(database.db),
+    async changesSince(before) {
+      return diffSnapshots(before, await snapshot(database.db));
+    },
+    async stop() {
+      await app.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** The all-permissions grant, for readability in tests. */
+export { ALL_PERMISSIONS };

@@ -1,0 +1,38 @@
+import type { Queryable } from "../../src/storage/db.js";
+
+/** Every row of every table, to prove that a rejected request wrote nothing. */
+export type Snapshot = Record<string, unknown[]>;
+
+/** Reads all rows of all tables of the public schema (migrations bookkeeping excluded). */
+export async function snapshot(db: Queryable): Promise<Snapshot> {
+  const tables = await db.query<{ name: string }>(
+    `select table_name as name
+     from information_schema.tables
+     where table_schema = 'public'
+       and table_type = 'BASE TABLE'
+       and table_name <> 'schema_migrations'
+     order by table_name`,
+  );
+  const out: Snapshot = {};
+  for (const { name } of tables) {
+    const rows = await db.query(`select * from ${name}`);
+    out[name] = rows.map((r) => JSON.stringify(r)).sort();
+  }
+  return out;
+}
+
+/** The tables whose rows differ between two snapshots, with added and removed rows. */
+export function diffSnapshots(
+  before: Snapshot,
+  after: Snapshot,
+): Record<string, { added: unknown[]; removed: unknown[] }> {
+  const diff: Record<string, { added: unknown[]; removed: unknown[] }> = {};
+  for (const table of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const a = new Set((before[table] ?? []) as string[]);
+    const b = new Set((after[table] ?? []) as string[]);
+    const added = [...b].filter((r) => !a.has(r)).map((r) => JSON.parse(r));
+    const removed = [...a].filter((r) => !b.has(r)).map((r) => JSON.parse(r));
+    if (added.length > 0 || removed.length > 0) diff[table] = { added, removed };
+  }
+  return diff;
+}

@@ -1,0 +1,57 @@
+import { defineConfig } from "vitest/config";
+
+// The suite runs once per engine: always on embedded PGlite, and again on PostgreSQL
+// when TEST_DATABASE_URL is set (CI sets it). Groups run one after the other so the two
+// engines do not compete for this machine's two cores.
+const postgresUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+
+const skipped: string[] = [];
+if (!postgresUrl)
+  skipped.push(
+    "the PostgreSQL run of the suite and the multi-process tests (set TEST_DATABASE_URL)",
+  );
+if (!redisUrl) skipped.push("the Redis tests (set TEST_REDIS_URL)");
+if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
+  console.log(`\n[latchkey] Skipping ${skipped.join("; ")}.\n`);
+}
+
+const shared = {
+  include: ["test/**/*.test.ts"],
+  exclude: ["test/unit/**", "test/cluster/**", "node_modules/**"],
+  globalSetup: ["test/harness/global-setup.ts"],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+
+export default defineConfig({
+  test: {
+    reporters: ["default"],
+    projects: [
+      {
+        // Pure logic: no server, no database, run once.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 } },
+      },
+      {
+        test: {
+          ...shared,
+          name: "pglite",
+          env: { TEST_ENGINE: "pglite" },
+          sequence: { groupOrder: 0 },
+        },
+      },
+      ...(postgresUrl
+        ? [
+            {
+              test: {
+                ...shared,
+                name: "postgres",
+                env: { TEST_ENGINE: "postgres" },
+                sequence: { groupOrder: 1 },
+              },
+            },
+          ]
+        : []),
+    ],
+  },
+});
