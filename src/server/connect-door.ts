@@ -8,7 +8,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newId } from "../domain/ids.js";
 import type { Door } from "../services/call.js";
 import { setCall } from "../services/call.js";
-import { baseUrlOf, type NodeRequest } from "./node-io.js";
+import { baseUrlOf, type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
 
 /** What the Connect door needs. */
 export interface ConnectDoorOptions {
@@ -31,7 +31,7 @@ function doorOf(contentType: string | undefined): Door {
  * fields, and every protocol reads at most `maxBodyBytes` per message.
  */
 export function createConnectDoor(opts: ConnectDoorOptions) {
-  return connectNodeAdapter({
+  const adapter = connectNodeAdapter({
     routes(router: ConnectRouter) {
       for (const spec of opts.services) {
         for (const m of Object.values(spec.methods)) {
@@ -50,4 +50,25 @@ export function createConnectDoor(opts: ConnectDoorOptions) {
         baseUrl: baseUrlOf(req),
       }),
   });
+  return (req: NodeRequest, res: NodeResponse): void => {
+    // Connect answers an oversized message with resource_exhausted, which the Connect
+    // protocol maps to HTTP 429; a declared oversized body gets the 413 it deserves.
+    const type = req.headers["content-type"] ?? "";
+    if (
+      !type.startsWith("application/grpc") &&
+      Number(req.headers["content-length"] ?? 0) > opts.maxBodyBytes
+    ) {
+      sendJson(
+        res,
+        413,
+        {
+          code: "resource_exhausted",
+          message: `The request body exceeds the maximum allowed size of ${opts.maxBodyBytes} bytes.`,
+        },
+        "stream" in res ? {} : { connection: "close" },
+      );
+      return;
+    }
+    adapter(req as Parameters<typeof adapter>[0], res as Parameters<typeof adapter>[1]);
+  };
 }

@@ -38,13 +38,17 @@ export async function listen(
 
   const track: RequestHandler = (req, res) => {
     inflight.add(res);
-    res.once("close", () => {
-      inflight.delete(res);
+    const done = () => {
+      if (!inflight.delete(res)) return;
       if (draining) {
         h1.closeIdleConnections();
         if (inflight.size === 0) onIdle?.();
       }
-    });
+    };
+    res.once("close", done);
+    // An HTTP/2 response is complete when its side of the stream has ended, even if the
+    // client has not finished sending (an oversized gRPC message, say).
+    if ("stream" in res) res.stream.once("finish", done);
     if (draining && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     handler(req, res);
   };
