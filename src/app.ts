@@ -37,6 +37,8 @@ export interface App {
   readonly url: string;
   readonly deps: Deps;
   readonly metrics: Metrics;
+  /** Requests received whose responses have not completed. */
+  inflight(): number;
   /** Drains in-flight requests and releases every resource. */
   stop(): Promise<void>;
 }
@@ -94,6 +96,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
+      inflight: () => listener.inflight(),
       stop() {
         stopping ??= (async () => {
           await listener.drain(config.shutdownTimeoutMs);

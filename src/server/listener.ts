@@ -9,6 +9,8 @@ export type RequestHandler = (req: NodeRequest, res: NodeResponse) => void;
 /** A listening server that can drain gracefully. */
 export interface Listener {
   readonly port: number;
+  /** Requests received whose responses have not completed. */
+  inflight(): number;
   /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes. */
   drain(timeoutMs: number): Promise<void>;
 }
@@ -110,6 +112,7 @@ export async function listen(
 
   return {
     port: address.port,
+    inflight: () => inflight.size,
     async drain(timeoutMs: number) {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

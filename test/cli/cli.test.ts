@@ -1,0 +1,152 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../harness/database.js";
+import { currentEngine } from "../harness/engine.js";
+
+const CLI = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+const engine = currentEngine();
+let dir: string;
+let database: TestDatabase | undefined;
+
+/** Runs the CLI on this run's engine: a PGlite DATA_DIR, or a fresh PostgreSQL database. */
+function latchkey(...args: string[]) {
+  const target = database?.url ? { DATABASE_URL: database.url } : { DATA_DIR: dir };
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...target },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
+}
+
+// The CLI talks to the database directly; it needs no running server.
+describe(`the latchkey CLI on ${engine}`, () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "latchkey-cli-"));
+    if (engine === "postgres") database = await createTestDatabase("postgres");
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  it("creates a workspace, a root key, lists and revokes it", () => {
+    const ws = latchkey("workspace", "create", "--name", "acme");
+    expect(ws.code).toBe(0);
+    expect(ws.stdout).toMatch(/^ws_[a-zA-Z0-9]+$/);
+
+    const key = latchkey(
+      "root-key",
+      "create",
+      "--workspace",
+      ws.stdout,
+      "--permission",
+      "api.*.read_api",
+      "--permission",
+      "api.*.create_api",
+      "--name",
+      "ci",
+    );
+    expect(key.code).toBe(0);
+    expect(key.stdout).toMatch(/^root_[1-9A-HJ-NP-Za-km-z]+$/);
+    const id = /created root key (rk_\w+)/.exec(key.stderr)?.[1] as string;
+    expect(id).toBeDefined();
+
+    const list = latchkey("root-key", "list", "--workspace", ws.stdout);
+    expect(list.stdout).toContain(`${id}\t${ws.stdout}`);
+    expect(list.stdout).toContain("live\tapi.*.read_api,api.*.create_api\tci");
+    expect(list.stdout).not.toContain(key.stdout);
+
+    expect(latchkey("root-key", "revoke", id).code).toBe(0);
+    expect(latchkey("root-key", "list", "--workspace", ws.stdout).stdout).toContain("revoked");
+    const again = latchkey("root-key", "revoke", id);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("no live root key");
+  });
+
+  it.each([
+    [["root-key", "create", "--workspace", "ws_nope", "--all"], /does not exist/],
+    [
+      ["root-key", "create", "--workspace", "ws_x", "--permission", "not-a-permission"],
+      /resource.id.action/,
+    ],
+    [["root-key", "create", "--workspace", "ws_x"], /--permission P/],
+    [["root-key", "create", "--all"], /--workspace is required/],
+    [["frobnicate"], /unknown command/],
+  ])("refuses %j with exit code 2 and a clear message", (args, message) => {
+    const r = latchkey(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it("prints help", () => {
+    expect(latchkey("help").stdout).toContain("latchkey root-key create");
+  });
+
+  it.skipIf(engine !== "pglite")(
+    "serve creates a root key on the first start of an empty database, prints it once, and refuses a second process on the same DATA_DIR",
+    async () => {
+      const data = mkdtempSync(join(tmpdir(), "latchkey-serve-"));
+      const start = () =>
+        spawn(process.execPath, [CLI, "serve"], {
+          env: {
+            PATH: process.env.PATH ?? "",
+            DATA_DIR: data,
+            PORT: "0",
+            HOST: "127.0.0.1",
+            LOG_LEVEL: "info",
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+      // Resolves once the process says it listens (or exits, or 30 s pass).
+      const run = async () => {
+        const child = start();
+        let out = "";
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 30_000);
+          child.once("exit", () => resolve());
+          child.stdout.on("data", (c: Buffer) => {
+            out += c;
+            if (/latchkey listening/.test(out)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+        });
+        return { child, out: () => out };
+      };
+      try {
+        const first = await run();
+        const key = /^\s+(root_\S+)$/m.exec(first.out())?.[1];
+        expect(key).toBeDefined();
+        const port = Number(/"port":(\d+)/.exec(first.out())?.[1]);
+        const res = await fetch(`http://127.0.0.1:${port}/v2/apis.createApi`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify({ name: "from the printed key" }),
+        });
+        expect(res.status).toBe(200);
+        const busy = spawnSync(process.execPath, [CLI, "root-key", "list"], {
+          env: { PATH: process.env.PATH ?? "", DATA_DIR: data },
+          encoding: "utf8",
+        });
+        expect(busy.status).toBe(2);
+        expect(busy.stderr).toMatch(/in use by process/);
+        first.child.kill("SIGTERM");
+        expect(await new Promise((r) => first.child.once("exit", r))).toBe(0);
+
+        const second = await run();
+        expect(second.out()).toMatch(/latchkey listening/);
+        expect(second.out()).not.toMatch(/root_/);
+        second.child.kill("SIGTERM");
+        await new Promise((r) => second.child.once("exit", r));
+      } finally {
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+  );
+});
