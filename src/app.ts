@@ -7,6 +7,7 @@ import { type Clock, systemClock } from "./domain/clock.js";
 import { newId } from "./domain/ids.js";
 import { createLogger, type Logger } from "./log.js";
 import { createConnectDoor } from "./server/connect-door.js";
+import { startGrpcDoor } from "./server/grpc-door.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
 import { requestContextInterceptor } from "./server/interceptors/request-context.js";
 import { validateInterceptor } from "./server/interceptors/validate.js";
@@ -35,6 +36,8 @@ export interface AppOptions {
 export interface App {
   readonly port: number;
   readonly url: string;
+  /** Port of the grpc-js door, when GRPC_PORT is set. */
+  readonly grpcPort: number | undefined;
   readonly deps: Deps;
   readonly metrics: Metrics;
   /** Requests received whose responses have not completed. */
@@ -88,18 +91,29 @@ export async function startApp(opts: AppOptions): Promise<App> {
       metrics,
     );
     const listener = await listen(handler, config.port, config.host);
-    log.info({ port: listener.port, engine: db.engine }, "latchkey listening");
+    const grpcDoor =
+      config.grpcPort === undefined
+        ? undefined
+        : await startGrpcDoor({ ...doorOptions, log, port: config.grpcPort, host: config.host });
+    log.info(
+      { port: listener.port, grpcPort: grpcDoor?.port, engine: db.engine },
+      "latchkey listening",
+    );
 
     let stopping: Promise<void> | undefined;
     return {
       port: listener.port,
+      grpcPort: grpcDoor?.port,
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
       inflight: () => listener.inflight(),
       stop() {
         stopping ??= (async () => {
-          await listener.drain(config.shutdownTimeoutMs);
+          await Promise.all([
+            listener.drain(config.shutdownTimeoutMs),
+            grpcDoor?.drain(config.shutdownTimeoutMs),
+          ]);
           shutdown.abort(new Error("server stopped"));
           await bus.stop();
           if (ownsDb) await db.close();

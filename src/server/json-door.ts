@@ -1,12 +1,5 @@
 import { create, type Message } from "@bufbuild/protobuf";
-import {
-  createContextValues,
-  createHandlerContext,
-  type Interceptor,
-  type MethodImplSpec,
-  type ServiceImplSpec,
-} from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { createContextValues, type Interceptor, type ServiceImplSpec } from "@connectrpc/connect";
 import { newId } from "../domain/ids.js";
 import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
@@ -14,7 +7,9 @@ import { type Call, setCall } from "../services/call.js";
 import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
 import { errorType, toServiceError } from "./interceptors/request-context.js";
+import { type BoundProcedure, bindUnary, type UnarySpec } from "./invoke.js";
 import { decodeObject, encodeMessage } from "./json-codec.js";
+import { LiteHeaders } from "./lite-headers.js";
 import type { Metrics } from "./metrics.js";
 import {
   BodyTooLargeError,
@@ -23,7 +18,6 @@ import {
   type NodeResponse,
   readBody,
   sendJson,
-  toHeaders,
 } from "./node-io.js";
 
 /** What the /v2 door needs. */
@@ -45,14 +39,26 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === "application/json";
 }
 
-type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+interface Route {
+  spec: UnarySpec;
+  invoke: BoundProcedure;
+  procedure: string;
+}
 
-/** Maps `/v2/<namespace>.<procedure>` to the implementation of every registered RPC. */
-function routeTable(services: readonly ServiceImplSpec[]): Map<string, UnarySpec> {
-  const routes = new Map<string, UnarySpec>();
+/** Maps `/v2/<namespace>.<procedure>` to every registered RPC, bound to the interceptors. */
+function routeTable(
+  services: readonly ServiceImplSpec[],
+  interceptors: readonly Interceptor[],
+): Map<string, Route> {
+  const routes = new Map<string, Route>();
   for (const s of services) {
     for (const m of Object.values(s.methods)) {
-      if (m.kind === "unary") routes.set(`/v2/${namespaceOf(s.service)}.${m.method.localName}`, m);
+      if (m.kind !== "unary") continue;
+      routes.set(`/v2/${namespaceOf(s.service)}.${m.method.localName}`, {
+        spec: m,
+        invoke: bindUnary(m, interceptors),
+        procedure: procedureOf(m.method).name,
+      });
     }
   }
   const liveness = routes.get("/v2/liveness.check");
@@ -67,7 +73,7 @@ function routeTable(services: readonly ServiceImplSpec[]): Map<string, UnarySpec
  * through a HandlerContext, without a second protocol layer.
  */
 export function createJsonDoor(opts: JsonDoorOptions) {
-  const routes = routeTable(opts.services);
+  const routes = routeTable(opts.services, opts.interceptors);
 
   function sendError(res: NodeResponse, call: Call, err: ServiceError): void {
     const type = errorType(opts.docsUrl, call.baseUrl, err);
@@ -82,10 +88,11 @@ export function createJsonDoor(opts: JsonDoorOptions) {
     const started = performance.now();
     const path = (req.url ?? "/").split("?", 1)[0] as string;
     const call: Call = { requestId: newId("req"), door: "json", baseUrl: baseUrlOf(req) };
-    const spec = routes.get(path);
-    const procedure = spec ? procedureOf(spec.method).name : "unknown";
+    const route = routes.get(path);
+    const procedure = route ? route.procedure : "unknown";
     try {
-      if (!spec) throw errors.routeNotFound(path);
+      if (!route) throw errors.routeNotFound(path);
+      const spec = route.spec;
       const isGetLiveness = req.method === "GET" && path === LIVENESS_PATH;
       if (req.method !== "POST" && !isGetLiveness) throw errors.methodNotAllowed(req.method ?? "");
       let message: Message;
@@ -106,20 +113,21 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         ) as unknown as Message;
         call.decodeViolations = violations;
       }
-      const ctx = createHandlerContext({
-        service: spec.method.parent,
-        method: spec.method,
-        protocolName: "json",
-        requestMethod: req.method ?? "POST",
-        url: path,
-        requestHeader: toHeaders(req),
-        contextValues: setCall(createContextValues(), call),
-        // No shutdown signal: linking one would add a listener per call that is only removed
-        // on abort, and a graceful drain lets in-flight calls finish anyway.
-      });
-      const output = await invokeUnaryImplementation(spec, ctx, message, opts.interceptors);
-      const body = encodeMessage(spec.method.output, output as unknown as Record<string, unknown>);
-      sendJson(res, 200, body, { "x-request-id": call.requestId });
+      const result = await route.invoke(
+        {
+          protocolName: "json",
+          requestMethod: req.method ?? "POST",
+          url: path,
+          header: LiteHeaders.fromNode(req.headers),
+          values: setCall(createContextValues(), call),
+        },
+        message,
+      );
+      const body = encodeMessage(
+        spec.method.output,
+        result.message as unknown as Record<string, unknown>,
+      );
+      sendJson(res, 200, body, result.header.toRecord());
     } catch (thrown) {
       const err =
         thrown instanceof BodyTooLargeError

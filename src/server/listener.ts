@@ -77,7 +77,9 @@ export async function listen(
     if (draining) session.close();
   });
 
-  const server = net.createServer((socket) => {
+  // noDelay: http.createServer would set it on the sockets it accepts; these come from
+  // our own net.Server, so it is set here (Nagle would hold back small responses).
+  const server = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     let seen: Buffer = Buffer.alloc(0);

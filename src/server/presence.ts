@@ -5,16 +5,22 @@ import type { DescField } from "@bufbuild/protobuf";
  * an omitted `0` from a sent one; the /v2 door can, and it records it here so the
  * validator reports "is required" for an omitted field whatever its type.
  */
-const jsonPresence = new WeakMap<object, Set<string>>();
+const jsonPresence = Symbol("fields present in JSON");
 
-/** Records the local names of the fields a JSON object carried for `message`. */
+type WithPresence = { [jsonPresence]?: Set<string> };
+
+/**
+ * Records the local names of the fields a JSON object carried for `message`, on a
+ * symbol property: protobuf-es reads messages by their descriptors, so it is invisible
+ * to serialisation, and it is cheaper than a WeakMap on the hot path.
+ */
 export function recordJsonPresence(message: object, localNames: Set<string>): void {
-  jsonPresence.set(message, localNames);
+  (message as WithPresence)[jsonPresence] = localNames;
 }
 
 /** True when `field` is present in `message`: as sent in JSON, else by protobuf presence. */
 export function isPresent(message: Record<string, unknown>, field: DescField): boolean {
-  const sent = jsonPresence.get(message);
+  const sent = (message as WithPresence)[jsonPresence];
   if (sent) return sent.has(field.localName);
   const value = message[field.localName];
   switch (field.fieldKind) {

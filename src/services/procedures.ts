@@ -50,11 +50,27 @@ export function procedureOf(method: DescMethod): { name: string; procedure: Proc
   return found;
 }
 
-/** Fills the `{placeholders}` of a permission template. */
+const compiled = new Map<string, string[]>();
+
+/** Fills the `{placeholders}` of a permission template (parsed once per template). */
 export function fillPermission(template: string, vars: Readonly<Record<string, string>>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const v = vars[name];
-    if (v === undefined) throw new TypeError(`permission ${template} needs {${name}}`);
-    return v;
-  });
+  let parts = compiled.get(template);
+  if (!parts) {
+    // Odd indexes are placeholder names: "api.{apiId}.read" → ["api.", "apiId", ".read"].
+    parts = template.split(/\{(\w+)\}/);
+    compiled.set(template, parts);
+  }
+  if (parts.length === 1) return template;
+  let out = "";
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    if (i % 2 === 0) {
+      out += part;
+      continue;
+    }
+    const v = vars[part];
+    if (v === undefined) throw new TypeError(`permission ${template} needs {${part}}`);
+    out += v;
+  }
+  return out;
 }

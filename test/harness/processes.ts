@@ -51,7 +51,7 @@ function startOne(opts: NodeOptions): Promise<NodeProcess> {
     }, opts.startTimeoutMs ?? 30_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /"port":(\d+),"engine":"\w+","msg":"latchkey listening"/.exec(out);
+      const m = /"port":(\d+)[^\n]*"msg":"latchkey listening"/.exec(out);
       if (m) {
         clearTimeout(timer);
         const port = Number(m[1]);

@@ -17,11 +17,7 @@ function post(path: string, body: string, headers: Record<string, string> = {}) 
   });
 }
 
-function expectEnvelope(
-  res: { status: number; headers: Headers; body: any },
-  status: number,
-  code: string,
-) {
+function expectEnvelope(res: Awaited<ReturnType<TestServer["raw"]>>, status: number, code: string) {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toBe("application/json");
   expect(res.body.meta.requestId).toMatch(/^req_[a-zA-Z0-9]+$/);

@@ -1,0 +1,216 @@
+// Helpers of the benchmarks: start servers, run autocannon and h2load, read CPU profiles.
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import autocannon from "autocannon";
+
+/** The runtimes to compare: the machine's Node and, when installed, Node 24 from npm. */
+export function runtimes() {
+  const out = [];
+  const system = (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => !dir.includes("node_modules"))
+    .map((dir) => join(dir, "node"))
+    .find((p) => existsSync(p));
+  if (system) out.push(system);
+  const npmNode = new URL("../node_modules/node/bin/node", import.meta.url).pathname;
+  if (existsSync(npmNode)) out.push(npmNode);
+  return out.map((bin) => ({ bin, version: versionOf(bin) }));
+}
+
+function versionOf(bin) {
+  return new Promise((resolve) => execFile(bin, ["-v"], (_, stdout) => resolve(stdout.trim())));
+}
+
+/** Spawns a process and resolves once a stdout line matches `ready` (its match is returned). */
+export function start(bin, args, env, ready, timeoutMs = 60_000) {
+  const child = spawn(bin, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`not ready in ${timeoutMs} ms: ${args.join(" ")}\n${out}`));
+    }, timeoutMs);
+    const onData = (c) => {
+      out += c;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout.off("data", onData);
+        child.stdout.resume();
+        resolve({ child, match: m, stop: () => stopChild(child) });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (c) => {
+      out += c;
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${args.join(" ")}\n${out}`));
+    });
+  });
+}
+
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** autocannon: closed loop, `connections` keep-alive connections, `seconds` after a warm-up. */
+export async function loadHttp({
+  url,
+  body,
+  headers,
+  connections = 50,
+  seconds = 10,
+  warmupSeconds = 2,
+}) {
+  const opts = {
+    url,
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+    connections,
+  };
+  await autocannon({ ...opts, duration: warmupSeconds });
+  const r = await autocannon({ ...opts, duration: seconds });
+  return {
+    tool: "autocannon",
+    connections,
+    seconds,
+    rps: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+/**
+ * h2load in HTTP/1.1 mode: a C load generator, so the figure is the server's and not
+ * autocannon's (autocannon needs a core of its own on this 2-core machine).
+ */
+export function loadHttpNative({
+  url,
+  body,
+  headers,
+  connections = 50,
+  seconds = 10,
+  warmupSeconds = 2,
+}) {
+  const file = join(tmpdir(), `latchkey-bench-h1-${process.pid}.json`);
+  writeFileSync(file, body);
+  const args = [
+    "--h1",
+    "-c",
+    String(connections),
+    "-D",
+    String(seconds),
+    `--warm-up-time=${warmupSeconds}`,
+    "-d",
+    file,
+  ];
+  for (const [k, v] of Object.entries({ "content-type": "application/json", ...headers }))
+    args.push("-H", `${k}: ${v}`);
+  args.push(url);
+  return new Promise((resolve, reject) =>
+    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => {
+      if (err) return reject(new Error(`h2load failed: ${err.message}\n${stdout}`));
+      resolve({
+        tool: "h2load --h1",
+        connections,
+        seconds,
+        rps: Math.round(Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1])),
+        ok2xx: Number(/status codes: (\d+) 2xx/.exec(stdout)?.[1]),
+      });
+    }),
+  );
+}
+
+/** h2load: `clients` HTTP/2 connections with `streams` concurrent streams each, for `seconds`. */
+export function loadGrpc({
+  url,
+  bodyFile,
+  headers,
+  clients = 10,
+  streams = 10,
+  seconds = 10,
+  warmupSeconds = 2,
+}) {
+  const args = [
+    "-c",
+    String(clients),
+    "-m",
+    String(streams),
+    "-D",
+    String(seconds),
+    `--warm-up-time=${warmupSeconds}`,
+    "-d",
+    bodyFile,
+  ];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  args.push(url);
+  return new Promise((resolve, reject) =>
+    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => {
+      if (err)
+        return reject(
+          new Error(`h2load failed (apt-get install nghttp2-client): ${err.message}\n${stdout}`),
+        );
+      const rps = Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1]);
+      const done =
+        /requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed/.exec(
+          stdout,
+        );
+      const mean = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(stdout)?.[1];
+      resolve({
+        tool: "h2load",
+        clients,
+        streams,
+        seconds,
+        rps: Math.round(rps),
+        meanLatency: mean,
+        succeeded: Number(done?.[3]),
+        failed: Number(done?.[4]),
+      });
+    }),
+  );
+}
+
+/** The functions with the most self time in a V8 .cpuprofile, for a "below target" report. */
+export function profileTop(dir, limit = 15) {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .sort()
+    .at(-1);
+  if (!file) return [];
+  const profile = JSON.parse(readFileSync(join(dir, file), "utf8"));
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const dt = profile.timeDeltas;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]);
+    const cf = node.callFrame;
+    const where = cf.url
+      ? `${cf.url.replace(/^.*\/(node_modules|dist|node:)/, "$1")}:${cf.lineNumber + 1}`
+      : "";
+    const key = `${cf.functionName || "(anonymous)"} ${where}`.trim();
+    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([fn, us]) => ({ fn, selfPercent: Math.round((1000 * us) / total) / 10 }));
+}

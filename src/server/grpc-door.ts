@@ -1,0 +1,135 @@
+import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import {
+  type ConnectError,
+  createContextValues,
+  type Interceptor,
+  type ServiceImplSpec,
+} from "@connectrpc/connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import * as grpc from "@grpc/grpc-js";
+import { newId } from "../domain/ids.js";
+import type { Logger } from "../log.js";
+import { type Call, setCall } from "../services/call.js";
+import { toServiceError } from "./interceptors/request-context.js";
+import { bindUnary, type UnarySpec } from "./invoke.js";
+import { LiteHeaders } from "./lite-headers.js";
+
+/** What the grpc-js door needs. */
+export interface GrpcDoorOptions {
+  services: readonly ServiceImplSpec[];
+  interceptors: Interceptor[];
+  maxBodyBytes: number;
+  log: Logger;
+  port: number;
+  host: string;
+}
+
+/** A running grpc-js server. */
+export interface GrpcDoor {
+  readonly port: number;
+  drain(timeoutMs: number): Promise<void>;
+}
+
+function headersOf(metadata: grpc.Metadata): LiteHeaders {
+  const h = new LiteHeaders();
+  for (const [name, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === "string") h.set(name, value);
+  }
+  return h;
+}
+
+/** The gRPC status of a failed call: code, message, and the ErrorDetail in grpc-status-details-bin. */
+function toGrpcError(err: ConnectError): Partial<grpc.StatusObject> {
+  const metadata = new grpc.Metadata();
+  for (const [name, value] of setTrailerStatus(new Headers(), err)) {
+    if (name === "grpc-status" || name === "grpc-message") continue;
+    if (name.endsWith("-bin")) metadata.set(name, Buffer.from(value, "base64"));
+    else metadata.set(name, value);
+  }
+  return { code: err.code as number as grpc.status, details: err.rawMessage, metadata };
+}
+
+function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<Message, Message> {
+  const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
+  const invoke = bindUnary(spec, opts.interceptors);
+  return (call, callback) => {
+    const authority = call.metadata.get(":authority")[0] ?? "localhost";
+    const state: Call = {
+      requestId: newId("req"),
+      door: "grpc",
+      baseUrl: `http://${String(authority)}`,
+    };
+    const init = {
+      protocolName: "grpc",
+      requestMethod: "POST",
+      url: path,
+      header: headersOf(call.metadata),
+      values: setCall(createContextValues(), state),
+    };
+    invoke(init, call.request).then(
+      (result) => {
+        const header = new grpc.Metadata();
+        for (const [name, value] of result.header) header.set(name, value);
+        call.sendMetadata(header);
+        callback(null, result.message);
+      },
+      (thrown: unknown) => {
+        callback(toGrpcError(toServiceError(thrown, opts.log, state.requestId)));
+      },
+    );
+  };
+}
+
+/**
+ * gRPC through a @grpc/grpc-js server bound to the same implementations and the same
+ * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
+ * connections). Errors carry the same ErrorDetail as Connect's gRPC.
+ */
+export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": opts.maxBodyBytes,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
+  for (const s of opts.services) {
+    const definition: Record<string, grpc.MethodDefinition<Message, Message>> = {};
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const m of Object.values(s.methods)) {
+      if (m.kind !== "unary") continue;
+      const { input, output } = m.method;
+      definition[m.method.localName] = {
+        path: `/${s.service.typeName}/${m.method.name}`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (msg: Message) => Buffer.from(toBinary(input, msg)),
+        requestDeserialize: (buf: Buffer) => fromBinary(input, buf),
+        responseSerialize: (msg: Message) => Buffer.from(toBinary(output, msg)),
+        responseDeserialize: (buf: Buffer) => fromBinary(output, buf),
+      };
+      impl[m.method.localName] = handler(m, opts);
+    }
+    server.addService(definition, impl);
+  }
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      `${opts.host}:${opts.port}`,
+      grpc.ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
+    ),
+  );
+  return {
+    port,
+    drain(timeoutMs: number) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, timeoutMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { create, type DescMessage, type Message } from "@bufbuild/protobuf";
+import type {
+  ContextValues,
+  HandlerContext,
+  Interceptor,
+  MethodImplSpec,
+  UnaryRequest,
+  UnaryResponse,
+} from "@connectrpc/connect";
+import { LiteHeaders } from "./lite-headers.js";
+
+/** The implementation spec of a unary RPC. */
+export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+/** Calls one procedure through the interceptors; returns the response and its headers. */
+export type BoundProcedure = (
+  call: CallInit,
+  input: Message,
+) => Promise<{ message: Message; header: LiteHeaders }>;
+
+/** What a door knows about a call before invoking the procedure. */
+export interface CallInit {
+  protocolName: string;
+  requestMethod: string;
+  url: string;
+  header: LiteHeaders;
+  values: ContextValues;
+}
+
+/** Never aborted: the /v2 and grpc-js doors do not cancel a unary call when its client leaves. */
+const NEVER = new AbortController().signal;
+const noTimeout = () => undefined;
+const contextOf = Symbol("handler context");
+
+type RequestWithContext = UnaryRequest & { [contextOf]: HandlerContext };
+
+/**
+ * Binds a unary implementation to the interceptors once, for the doors that call
+ * implementations directly (/v2 and grpc-js). Connect's own `invokeUnaryImplementation`
+ * rebuilds the interceptor chain and three undici Headers and two AbortControllers on
+ * every call; this does the same work with one context object per call. The interceptor
+ * and implementation contracts are Connect's, unchanged.
+ */
+export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[]): BoundProcedure {
+  const method = spec.method;
+  const service = method.parent;
+  const output: DescMessage = method.output;
+  const base = async (req: UnaryRequest | { stream: true }): Promise<UnaryResponse> => {
+    const r = req as RequestWithContext;
+    const ctx = r[contextOf];
+    const result = await spec.impl(r.message, ctx);
+    const message = (
+      (result as Message).$typeName === output.typeName ? result : create(output, result as never)
+    ) as Message;
+    return {
+      stream: false,
+      message,
+      method,
+      service,
+      header: ctx.responseHeader,
+      trailer: ctx.responseTrailer,
+    } as UnaryResponse;
+  };
+  let chain = base as (req: UnaryRequest) => Promise<UnaryResponse>;
+  for (let i = interceptors.length - 1; i >= 0; i--) {
+    chain = (interceptors[i] as Interceptor)(chain as never) as (
+      req: UnaryRequest,
+    ) => Promise<UnaryResponse>;
+  }
+  return async (call, input) => {
+    const responseHeader = new LiteHeaders();
+    const ctx: HandlerContext = {
+      method,
+      service,
+      signal: NEVER,
+      timeoutMs: noTimeout,
+      requestMethod: call.requestMethod,
+      requestHeader: call.header.asHeaders(),
+      responseHeader: responseHeader.asHeaders(),
+      responseTrailer: responseHeader.asHeaders(),
+      protocolName: call.protocolName,
+      values: call.values,
+      url: call.url,
+    };
+    const req = {
+      stream: false,
+      message: input,
+      method,
+      service,
+      requestMethod: call.requestMethod,
+      url: call.url,
+      signal: NEVER,
+      header: ctx.requestHeader,
+      contextValues: call.values,
+      [contextOf]: ctx,
+    } as RequestWithContext;
+    const res = await chain(req);
+    return { message: res.message, header: responseHeader };
+  };
+}
