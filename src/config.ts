@@ -2,7 +2,7 @@
 export interface Config {
   port: number;
   host: string;
-  /** Port of the grpc-js door, when enabled. */
+  /** Port of the grpc-js door (default 9090); undefined when GRPC_PORT=off. */
   grpcPort: number | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
@@ -64,11 +64,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (rootKey !== undefined && (rootKey.length < 16 || /\s/.test(rootKey))) {
     throw new ConfigError("ROOT_KEY: must be at least 16 characters without whitespace");
   }
-  const grpcPort = optional(env, "GRPC_PORT");
+  // grpc-js serves gRPC on a port of its own (it takes whole HTTP/2 connections);
+  // "off" leaves gRPC to the main port only.
+  const grpcPort = optional(env, "GRPC_PORT") ?? "9090";
   return {
     port: int(env, "PORT", 8080, 0, 65535),
     host: optional(env, "HOST") ?? "0.0.0.0",
-    grpcPort: grpcPort === undefined ? undefined : int(env, "GRPC_PORT", 0, 0, 65535),
+    grpcPort:
+      grpcPort === "off" ? undefined : int({ GRPC_PORT: grpcPort }, "GRPC_PORT", 9090, 0, 65535),
     databaseUrl: optional(env, "DATABASE_URL"),
     dataDir: optional(env, "DATA_DIR") ?? "./data",
     redisUrl: optional(env, "REDIS_URL"),

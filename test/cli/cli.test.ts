@@ -97,6 +97,7 @@ describe(`the latchkey CLI on ${engine}`, () => {
             PATH: process.env.PATH ?? "",
             DATA_DIR: data,
             PORT: "0",
+            GRPC_PORT: "0",
             HOST: "127.0.0.1",
             LOG_LEVEL: "info",
           },

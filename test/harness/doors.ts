@@ -12,8 +12,11 @@ import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
 import { namespaceOf } from "../../src/services/procedures.js";
 
-/** The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC over h2c, gRPC-web. */
-export type TestDoor = "json" | "connect" | "grpc" | "grpc-web";
+/**
+ * The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC on the grpc-js door
+ * (GRPC_PORT), gRPC through Connect on the main port, and gRPC-web.
+ */
+export type TestDoor = "json" | "connect" | "grpc" | "grpc-main" | "grpc-web";
 
 /** The three doors every procedure is tested through. */
 export const DOORS: readonly TestDoor[] = ["json", "connect", "grpc"];
@@ -57,10 +60,14 @@ export function codeFromType(type: string): string {
 }
 
 /** Transports to one server, created once per server. */
-export function createTransports(baseUrl: string): Record<Exclude<TestDoor, "json">, Transport> {
+export function createTransports(
+  baseUrl: string,
+  grpcUrl: string,
+): Record<Exclude<TestDoor, "json">, Transport> {
   return {
     connect: createConnectTransport({ baseUrl, httpVersion: "1.1" }),
-    grpc: createGrpcTransport({ baseUrl }),
+    grpc: createGrpcTransport({ baseUrl: grpcUrl }),
+    "grpc-main": createGrpcTransport({ baseUrl }),
     "grpc-web": createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
   };
 }

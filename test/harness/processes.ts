@@ -31,6 +31,7 @@ function startOne(opts: NodeOptions): Promise<NodeProcess> {
       PATH: process.env.PATH ?? "",
       DATABASE_URL: opts.databaseUrl,
       PORT: "0",
+      GRPC_PORT: "0",
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: "5000",

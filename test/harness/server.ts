@@ -84,6 +84,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const config: Config = {
     ...loadConfig({}),
     port: 0,
+    grpcPort: 0,
     host: "127.0.0.1",
     rootKey,
     logLevel: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -99,7 +100,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const deps = { db: database.db, bus: app.deps.bus, clock };
   const ws = await database.db.query<{ id: string }>("select id from workspaces where is_default");
   const workspaceId = (ws[0] as { id: string }).id;
-  const transports = createTransports(app.url);
+  const transports = createTransports(app.url, `http://127.0.0.1:${app.grpcPort}`);
 
   const seed: Seeder = {
     workspace: () => createWorkspace(deps, `ws ${randomString(6)}`),

@@ -54,7 +54,19 @@ describe("Connect, gRPC and gRPC-web at their standard paths", () => {
     expect(((await res.json()) as { code: string }).code).toBe("resource_exhausted");
   });
 
+  it("serves gRPC through Connect on the main port too", async () => {
+    const res = await s.call("grpc-main", "apis.createApi", { name: "main port" });
+    expect(res.status).toBe(200);
+    expect((await s.call("grpc-main", "apis.getApi", { apiId: "api_none" })).error?.code).toBe(
+      "err:svc:data:api_not_found",
+    );
+  });
+
   it.each([
+    [
+      "gRPC (grpc-js door)",
+      () => createGrpcTransport({ baseUrl: `http://127.0.0.1:${s.app.grpcPort}` }),
+    ],
     ["gRPC", () => createGrpcTransport({ baseUrl: s.url })],
     ["gRPC-web", () => createGrpcWebTransport({ baseUrl: s.url, httpVersion: "1.1" })],
   ])("answers a %s message over 1 MiB with resource_exhausted", async (_, transport) => {
