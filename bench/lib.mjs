@@ -99,10 +99,40 @@ export async function loadHttp({
 }
 
 /**
+ * Runs h2load for `seconds` after a warm-up with a request body from a file; returns the
+ * parsed summary. HTTP/1.1 (`--h1`) or HTTP/2 with `streams` concurrent streams per client.
+ */
+function h2load({ url, bodyFile, headers, clients, streams, seconds, warmupSeconds, h1 }) {
+  const args = [...(h1 ? ["--h1"] : ["-m", String(streams)]), "-c", String(clients)];
+  args.push("-D", String(seconds), `--warm-up-time=${warmupSeconds}`, "-d", bodyFile);
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  args.push(url);
+  return new Promise((resolve, reject) =>
+    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => {
+      if (err) {
+        return reject(
+          new Error(`h2load failed (apt-get install nghttp2-client): ${err.message}\n${stdout}`),
+        );
+      }
+      const done = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed/.exec(
+        stdout,
+      );
+      resolve({
+        rps: Math.round(Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1])),
+        meanLatency: /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(stdout)?.[1],
+        ok2xx: Number(/status codes: (\d+) 2xx/.exec(stdout)?.[1]),
+        succeeded: Number(done?.[1]),
+        failed: Number(done?.[2]),
+      });
+    }),
+  );
+}
+
+/**
  * h2load in HTTP/1.1 mode: a C load generator, so the figure is the server's and not
  * autocannon's (autocannon needs a core of its own on this 2-core machine).
  */
-export function loadHttpNative({
+export async function loadHttpNative({
   url,
   body,
   headers,
@@ -110,37 +140,23 @@ export function loadHttpNative({
   seconds = 10,
   warmupSeconds = 2,
 }) {
-  const file = join(tmpdir(), `latchkey-bench-h1-${process.pid}.json`);
-  writeFileSync(file, body);
-  const args = [
-    "--h1",
-    "-c",
-    String(connections),
-    "-D",
-    String(seconds),
-    `--warm-up-time=${warmupSeconds}`,
-    "-d",
-    file,
-  ];
-  for (const [k, v] of Object.entries({ "content-type": "application/json", ...headers }))
-    args.push("-H", `${k}: ${v}`);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => {
-      if (err) return reject(new Error(`h2load failed: ${err.message}\n${stdout}`));
-      resolve({
-        tool: "h2load --h1",
-        connections,
-        seconds,
-        rps: Math.round(Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1])),
-        ok2xx: Number(/status codes: (\d+) 2xx/.exec(stdout)?.[1]),
-      });
-    }),
-  );
+  const bodyFile = join(tmpdir(), `latchkey-bench-h1-${process.pid}.json`);
+  writeFileSync(bodyFile, body);
+  const h = { "content-type": "application/json", ...headers };
+  const r = await h2load({
+    url,
+    bodyFile,
+    headers: h,
+    clients: connections,
+    seconds,
+    warmupSeconds,
+    h1: true,
+  });
+  return { tool: "h2load --h1", connections, seconds, ...r };
 }
 
 /** h2load: `clients` HTTP/2 connections with `streams` concurrent streams each, for `seconds`. */
-export function loadGrpc({
+export async function loadGrpc({
   url,
   bodyFile,
   headers,
@@ -149,43 +165,17 @@ export function loadGrpc({
   seconds = 10,
   warmupSeconds = 2,
 }) {
-  const args = [
-    "-c",
-    String(clients),
-    "-m",
-    String(streams),
-    "-D",
-    String(seconds),
-    `--warm-up-time=${warmupSeconds}`,
-    "-d",
+  const r = await h2load({
+    url,
     bodyFile,
-  ];
-  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => {
-      if (err)
-        return reject(
-          new Error(`h2load failed (apt-get install nghttp2-client): ${err.message}\n${stdout}`),
-        );
-      const rps = Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(stdout)?.[1]);
-      const done =
-        /requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed/.exec(
-          stdout,
-        );
-      const mean = /time for request:\s+\S+\s+\S+\s+(\S+)/.exec(stdout)?.[1];
-      resolve({
-        tool: "h2load",
-        clients,
-        streams,
-        seconds,
-        rps: Math.round(rps),
-        meanLatency: mean,
-        succeeded: Number(done?.[3]),
-        failed: Number(done?.[4]),
-      });
-    }),
-  );
+    headers,
+    clients,
+    streams,
+    seconds,
+    warmupSeconds,
+    h1: false,
+  });
+  return { tool: "h2load", clients, streams, seconds, ...r };
 }
 
 /** The functions with the most self time in a V8 .cpuprofile, for a "below target" report. */

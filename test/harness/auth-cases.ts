@@ -8,7 +8,7 @@ import type { Auth, TestServer } from "./server.js";
  * `body` builds a request that would otherwise succeed.
  */
 export function runAuthCases(
-  server: () => TestServer,
+  s: TestServer,
   procedure: string,
   body: () => Promise<unknown> | unknown,
 ): void {
@@ -29,7 +29,6 @@ export function runAuthCases(
     ] as [string, Auth, string][])(
       "rejects %s with 401 and writes nothing",
       async (_, auth, code) => {
-        const s = server();
         const request = await body();
         const before = await s.snapshot();
         const res = await s.call(door, procedure, request, auth);
@@ -42,7 +41,6 @@ export function runAuthCases(
     );
 
     it("rejects a revoked root key with 401, even right after it was cached", async () => {
-      const s = server();
       const key = await s.seed.rootKeyWithId(["*.*.*"]);
       await s.call(door, procedure, await body(), key.secret);
       await s.seed.revokeRootKey(key.id);

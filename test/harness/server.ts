@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { createRootKey, createWorkspace, revokeRootKey } from "../../src/admin/commands.js";
 import { type App, startApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -153,6 +154,26 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       await database.drop();
     },
   };
+}
+
+/**
+ * Starts one server for the test file (beforeAll) and stops it afterwards (afterAll).
+ * Returns a handle that forwards to that server once it runs, so a file reads
+ * `const s = useServer();` and then `s.call(...)` in its tests.
+ */
+export function useServer(opts: StartOptions = {}): TestServer {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(opts);
+  });
+  afterAll(() => server?.stop());
+  return new Proxy({} as TestServer, {
+    get(_, prop) {
+      if (!server) throw new Error("the server is not started yet: use it inside a test or hook");
+      const value = Reflect.get(server, prop);
+      return typeof value === "function" ? value.bind(server) : value;
+    },
+  });
 }
 
 /** The all-permissions grant, for readability in tests. */

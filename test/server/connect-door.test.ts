@@ -4,16 +4,12 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../gen/latchkey/v2/common_pb.js";
-import { startServer, type TestServer } from "../harness/server.js";
+import { useServer } from "../harness/server.js";
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-});
-afterAll(() => s.stop());
+const s = useServer();
 
 describe("Connect, gRPC and gRPC-web at their standard paths", () => {
   it("serves gRPC-web as well", async () => {

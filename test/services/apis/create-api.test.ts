@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runAuthCases } from "../../harness/auth-cases.js";
-import { DOORS, startServer, type TestServer } from "../../harness/server.js";
+import { DOORS, useServer } from "../../harness/server.js";
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-});
-afterAll(() => s.stop());
+const s = useServer();
 
 describe.each(DOORS)("apis.createApi via %s", (door) => {
   describe("ok", () => {
@@ -95,8 +91,4 @@ describe.each(DOORS)("apis.createApi via %s", (door) => {
   });
 });
 
-runAuthCases(
-  () => s,
-  "apis.createApi",
-  () => ({ name: "auth-case" }),
-);
+runAuthCases(s, "apis.createApi", () => ({ name: "auth-case" }));
