@@ -7,7 +7,11 @@ import type { Db, Queryable } from "../storage/db.js";
 export type Invalidation =
   | { kind: "all" }
   | { kind: "rootKeys" }
-  | { kind: "api"; workspaceId: string; id: string };
+  | { kind: "api"; workspaceId: string; id: string }
+  /** An identity's metadata, rate limits or existence changed. */
+  | { kind: "identity"; workspaceId: string; id: string }
+  /** Roles or permissions of the workspace changed: any key's permissions may differ. */
+  | { kind: "rbac"; workspaceId: string };
 
 type Listener = (event: Invalidation) => void;
 

@@ -72,6 +72,41 @@ export const errors = {
       "The requested API does not exist or has been deleted.",
     );
   },
+  identityNotFound(): ServiceError {
+    return new ServiceError(catalog.identityNotFound, "This identity does not exist.");
+  },
+  identityAlreadyExists(externalId: string): ServiceError {
+    return new ServiceError(
+      catalog.identityAlreadyExists,
+      `Identity with externalId '${externalId}' already exists in this workspace.`,
+    );
+  },
+  permissionNotFound(name?: string): ServiceError {
+    return new ServiceError(
+      catalog.permissionNotFound,
+      name === undefined
+        ? "The requested permission does not exist."
+        : `Permission '${name}' was not found.`,
+    );
+  },
+  permissionAlreadyExists(slug: string): ServiceError {
+    return new ServiceError(
+      catalog.permissionAlreadyExists,
+      `A permission with slug '${slug}' already exists in this workspace.`,
+    );
+  },
+  roleNotFound(name?: string): ServiceError {
+    return new ServiceError(
+      catalog.roleNotFound,
+      name === undefined ? "The requested role does not exist." : `Role '${name}' was not found.`,
+    );
+  },
+  roleAlreadyExists(name: string): ServiceError {
+    return new ServiceError(
+      catalog.roleAlreadyExists,
+      `A role with name '${name}' already exists in this workspace.`,
+    );
+  },
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },

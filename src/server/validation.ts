@@ -5,7 +5,10 @@ import {
   hasOption,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { rules as rulesOption } from "../../gen/latchkey/v2/options_pb.js";
+import {
+  message_rules as messageRulesOption,
+  rules as rulesOption,
+} from "../../gen/latchkey/v2/options_pb.js";
 import {
   checkItems,
   checkNumber,
@@ -30,14 +33,22 @@ interface FieldPlan {
   /** The nested message to walk, when the field holds messages. */
   nested?: DescMessage;
   isStruct: boolean;
+  /** For lists of messages: the item field whose values must differ. */
+  uniqueBy?: DescField;
 }
 
-const plans = new Map<string, FieldPlan[]>();
+interface MessagePlan {
+  fields: FieldPlan[];
+  /** Groups of fields of which exactly one must be present. */
+  exactlyOneOf: DescField[][];
+}
 
-function planFor(desc: DescMessage): FieldPlan[] {
+const plans = new Map<string, MessagePlan>();
+
+function planFor(desc: DescMessage): MessagePlan {
   let plan = plans.get(desc.typeName);
   if (plan) return plan;
-  plan = desc.fields.map((field) => {
+  const fields = desc.fields.map((field) => {
     const r = hasOption(field, rulesOption) ? getOption(field, rulesOption) : undefined;
     const nested =
       field.fieldKind === "message"
@@ -62,10 +73,63 @@ function planFor(desc: DescMessage): FieldPlan[] {
     if (r?.maxProps !== undefined) p.maxProps = r.maxProps;
     if (r?.maxJsonBytes !== undefined) p.maxJsonBytes = r.maxJsonBytes;
     if (nested && nested.typeName !== "google.protobuf.Struct") p.nested = nested;
+    if (r?.uniqueBy !== undefined && nested) {
+      const key = nested.fields.find((f) => f.name === r.uniqueBy);
+      if (!key)
+        throw new TypeError(`${field.parent.typeName}.${field.name}: unique_by names no field`);
+      p.uniqueBy = key;
+    }
     return p;
   });
+  const rules = hasOption(desc, messageRulesOption)
+    ? getOption(desc, messageRulesOption)
+    : undefined;
+  const group = (rules?.exactlyOneOf ?? []).map((name) => {
+    const f = desc.fields.find((x) => x.name === name);
+    if (!f) throw new TypeError(`${desc.typeName}: exactly_one_of names no field ${name}`);
+    return f;
+  });
+  plan = { fields, exactlyOneOf: group.length > 0 ? [group] : [] };
   plans.set(desc.typeName, plan);
   return plan;
+}
+
+function checkExactlyOne(
+  group: DescField[],
+  message: Record<string, unknown>,
+  pointer: string,
+  out: Violation[],
+): void {
+  const present = group.filter((f) => isPresent(message, f));
+  const names = group.map((f) => f.jsonName);
+  if (present.length === 0) {
+    out.push({
+      location: `${pointer}/${names[0]}`,
+      message: `is required: give one of ${names.join(", ")}`,
+    });
+  } else if (present.length > 1) {
+    const [first, second] = present as [DescField, DescField];
+    out.push({
+      location: `${pointer}/${second.jsonName}`,
+      message: `cannot be given together with ${first.jsonName}`,
+    });
+  }
+}
+
+function checkUnique(p: FieldPlan, items: unknown[], at: string, out: Violation[]): void {
+  const key = p.uniqueBy as DescField;
+  const seen = new Map<unknown, number>();
+  for (let i = 0; i < items.length; i++) {
+    const value = (items[i] as Record<string, unknown>)[key.localName];
+    const first = seen.get(value);
+    if (first === undefined) seen.set(value, i);
+    else {
+      out.push({
+        location: `${at}/${i}/${key.jsonName}`,
+        message: `duplicates ${at}/${first}/${key.jsonName}: ${key.jsonName} must be unique`,
+      });
+    }
+  }
 }
 
 function isIntegerScalar(t: ScalarType): boolean {
@@ -119,7 +183,9 @@ export function validateMessage(
   pointer: string,
   out: Violation[],
 ): void {
-  for (const p of planFor(desc)) {
+  const plan = planFor(desc);
+  for (const group of plan.exactlyOneOf) checkExactlyOne(group, message, pointer, out);
+  for (const p of plan.fields) {
     const f = p.field;
     const at = `${pointer}/${f.jsonName}`;
     if (!isPresent(message, f)) {
@@ -155,6 +221,7 @@ export function validateMessage(
           else
             checkScalar(p, f.listKind === "scalar" ? f.scalar : undefined, item, `${at}/${i}`, out);
         }
+        if (p.uniqueBy) checkUnique(p, items, at, out);
         break;
       }
       case "map":

@@ -24,15 +24,28 @@ export async function authenticateRootKey(deps: Deps, secret: string): Promise<P
 }
 
 /**
- * Checks that the caller holds the permission the procedures table names for this
- * procedure, filled with the ids the procedure resolved. Throws 403 naming the permission.
+ * Checks that the caller holds the permissions the procedures table names for this
+ * procedure, filled with the ids the procedure resolved, plus those of the `cases` that
+ * apply to this call. Throws 403 naming the first permission missing.
  */
-export function authorize(ctx: HandlerContext, vars: Readonly<Record<string, string>> = {}): void {
-  const { procedure } = procedureOf(ctx.method);
-  if (!procedure.permission) return;
-  const required = fillPermission(procedure.permission, vars);
+export function authorize(
+  ctx: HandlerContext,
+  vars: Readonly<Record<string, string>> = {},
+  cases: readonly string[] = [],
+): void {
+  const { name, procedure } = procedureOf(ctx.method);
+  const base = procedure.permission;
+  const templates = base === undefined ? [] : typeof base === "string" ? [base] : [...base];
+  for (const c of cases) {
+    const extra = procedure.when?.[c];
+    if (extra === undefined) throw new TypeError(`${name} has no permission case ${c}`);
+    templates.push(extra);
+  }
   const principal = callOf(ctx.values).principal;
-  if (!principal || !rootPermissionsAllow(principal.permissions, required)) {
-    throw errors.insufficientPermissions(required);
+  for (const template of templates) {
+    const required = fillPermission(template, vars);
+    if (!principal || !rootPermissionsAllow(principal.permissions, required)) {
+      throw errors.insufficientPermissions(required);
+    }
   }
 }

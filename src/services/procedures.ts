@@ -7,10 +7,15 @@ export type AuthMode = "none" | "required" | "optional";
 export interface Procedure {
   auth: AuthMode;
   /**
-   * The root-key permission it needs, `resource.id.action`. `{name}` placeholders are
-   * filled by the procedure with ids it has resolved (`api.{apiId}.read_api`).
+   * The root-key permissions it needs (all of them), `resource.id.action`. `{name}`
+   * placeholders are filled by the procedure with ids it has resolved (`api.{apiId}.read_api`).
    */
-  permission?: string;
+  permission?: string | readonly string[];
+  /**
+   * Permissions needed only when the call does something in particular (creating missing
+   * permissions, say), by name of that case; the procedure names the cases that apply.
+   */
+  when?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -24,6 +29,39 @@ export const procedures = {
   "apis.createApi": { auth: "required", permission: "api.*.create_api" },
   "apis.getApi": { auth: "required", permission: "api.{apiId}.read_api" },
   "apis.deleteApi": { auth: "required", permission: "api.{apiId}.delete_api" },
+
+  "identities.createIdentity": { auth: "required", permission: "identity.*.create_identity" },
+  "identities.getIdentity": { auth: "required", permission: "identity.{identityId}.read_identity" },
+  "identities.listIdentities": { auth: "required", permission: "identity.*.read_identity" },
+  "identities.updateIdentity": {
+    auth: "required",
+    permission: "identity.{identityId}.update_identity",
+  },
+  "identities.deleteIdentity": {
+    auth: "required",
+    permission: "identity.{identityId}.delete_identity",
+  },
+
+  "permissions.createPermission": { auth: "required", permission: "rbac.*.create_permission" },
+  "permissions.getPermission": { auth: "required", permission: "rbac.*.read_permission" },
+  "permissions.listPermissions": { auth: "required", permission: "rbac.*.read_permission" },
+  "permissions.deletePermission": { auth: "required", permission: "rbac.*.delete_permission" },
+  "permissions.createRole": {
+    auth: "required",
+    permission: "rbac.*.create_role",
+    when: {
+      attachPermissions: "rbac.*.add_permission_to_role",
+      createPermissions: "rbac.*.create_permission",
+    },
+  },
+  "permissions.getRole": { auth: "required", permission: "rbac.*.read_role" },
+  "permissions.listRoles": { auth: "required", permission: "rbac.*.read_role" },
+  "permissions.deleteRole": { auth: "required", permission: "rbac.*.delete_role" },
+  "permissions.setRolePermissions": {
+    auth: "required",
+    permission: ["rbac.*.add_permission_to_role", "rbac.*.remove_permission_from_role"],
+    when: { createPermissions: "rbac.*.create_permission" },
+  },
 } as const satisfies Record<string, Procedure>;
 
 /** The name of a procedure on the /v2 door: `apis.createApi`. */

@@ -1,4 +1,8 @@
-/** A row as returned by a query: column name to value. int8 columns arrive as numbers. */
+/**
+ * A row as returned by a query: column name to value. int8 columns arrive as numbers and
+ * jsonb as parsed JSON. Pass jsonb parameters as JSON text cast in SQL, `$1::text::jsonb`
+ * (postgres.js would encode a string bound straight to jsonb a second time).
+ */
 export type Row = Record<string, unknown>;
 
 /** Something that runs SQL with `$1`-style bound parameters. */

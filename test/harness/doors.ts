@@ -7,7 +7,9 @@ import {
 } from "@connectrpc/connect-node";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../gen/latchkey/v2/common_pb.js";
+import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
+import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
 import { namespaceOf } from "../../src/services/procedures.js";
@@ -22,7 +24,12 @@ export type TestDoor = "json" | "connect" | "grpc" | "grpc-main" | "grpc-web";
 export const DOORS: readonly TestDoor[] = ["json", "connect", "grpc"];
 
 /** Every service of the contract. */
-export const SERVICES: readonly DescService[] = [LivenessService, ApisService];
+export const SERVICES: readonly DescService[] = [
+  LivenessService,
+  ApisService,
+  IdentitiesService,
+  PermissionsService,
+];
 
 /** A call's outcome in one shape for every door: the /v2 JSON form of the response. */
 export interface CallResult {

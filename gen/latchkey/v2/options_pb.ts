@@ -4,7 +4,7 @@
 
 import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { EnumValueOptions, FieldOptions } from "@bufbuild/protobuf/wkt";
+import type { EnumValueOptions, FieldOptions, MessageOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/options.proto.
  */
 export const file_latchkey_v2_options: GenFile = /*@__PURE__*/
-  fileDesc("ChlsYXRjaGtleS92Mi9vcHRpb25zLnByb3RvEgtsYXRjaGtleS52MiLaAgoKRmllbGRSdWxlcxIQCghyZXF1aXJlZBgBIAEoCBIUCgdtaW5fbGVuGAIgASgNSACIAQESFAoHbWF4X2xlbhgDIAEoDUgBiAEBEhQKB3BhdHRlcm4YBCABKAlIAogBARIQCgNtaW4YBSABKANIA4gBARIQCgNtYXgYBiABKANIBIgBARIWCgltaW5faXRlbXMYByABKA1IBYgBARIWCgltYXhfaXRlbXMYCCABKA1IBogBARIWCgltYXhfcHJvcHMYCSABKA1IB4gBARIbCg5tYXhfanNvbl9ieXRlcxgKIAEoDUgIiAEBQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgoKCF9wYXR0ZXJuQgYKBF9taW5CBgoEX21heEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXNCDAoKX21heF9wcm9wc0IRCg9fbWF4X2pzb25fYnl0ZXMiRAoJSnNvbkZpZWxkEhAKCG51bGxhYmxlGAEgASgIEhIKCmVtaXRfZW1wdHkYAiABKAgSEQoJZW1pdF9udWxsGAMgASgIOk4KBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMhcubGF0Y2hrZXkudjIuRmllbGRSdWxlc1IFcnVsZXM6SwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYtYcDIAEoCzIWLmxhdGNoa2V5LnYyLkpzb25GaWVsZFIEanNvbjpCCgpqc29uX3ZhbHVlEiEuZ29vZ2xlLnByb3RvYnVmLkVudW1WYWx1ZU9wdGlvbnMYtocDIAEoCVIJanNvblZhbHVlYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChlsYXRjaGtleS92Mi9vcHRpb25zLnByb3RvEgtsYXRjaGtleS52MiKAAwoKRmllbGRSdWxlcxIQCghyZXF1aXJlZBgBIAEoCBIUCgdtaW5fbGVuGAIgASgNSACIAQESFAoHbWF4X2xlbhgDIAEoDUgBiAEBEhQKB3BhdHRlcm4YBCABKAlIAogBARIQCgNtaW4YBSABKANIA4gBARIQCgNtYXgYBiABKANIBIgBARIWCgltaW5faXRlbXMYByABKA1IBYgBARIWCgltYXhfaXRlbXMYCCABKA1IBogBARIWCgltYXhfcHJvcHMYCSABKA1IB4gBARIbCg5tYXhfanNvbl9ieXRlcxgKIAEoDUgIiAEBEhYKCXVuaXF1ZV9ieRgLIAEoCUgJiAEBQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgoKCF9wYXR0ZXJuQgYKBF9taW5CBgoEX21heEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXNCDAoKX21heF9wcm9wc0IRCg9fbWF4X2pzb25fYnl0ZXNCDAoKX3VuaXF1ZV9ieSImCgxNZXNzYWdlUnVsZXMSFgoOZXhhY3RseV9vbmVfb2YYASADKAkiRAoJSnNvbkZpZWxkEhAKCG51bGxhYmxlGAEgASgIEhIKCmVtaXRfZW1wdHkYAiABKAgSEQoJZW1pdF9udWxsGAMgASgIOk4KBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMhcubGF0Y2hrZXkudjIuRmllbGRSdWxlc1IFcnVsZXM6SwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYtYcDIAEoCzIWLmxhdGNoa2V5LnYyLkpzb25GaWVsZFIEanNvbjphCg1tZXNzYWdlX3J1bGVzEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGLeHAyABKAsyGS5sYXRjaGtleS52Mi5NZXNzYWdlUnVsZXNSDG1lc3NhZ2VSdWxlczpCCgpqc29uX3ZhbHVlEiEuZ29vZ2xlLnByb3RvYnVmLkVudW1WYWx1ZU9wdGlvbnMYtocDIAEoCVIJanNvblZhbHVlYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * FieldRules declares the bounds of one request field. The runtime validator reads
@@ -92,6 +92,14 @@ export type FieldRules = Message<"latchkey.v2.FieldRules"> & {
    * @generated from field: optional uint32 max_json_bytes = 10;
    */
   maxJsonBytes?: number | undefined;
+
+  /**
+   * For a repeated message field: no two items may have the same value in this field
+   * (its proto name), for example "name" for a list of rate limits.
+   *
+   * @generated from field: optional string unique_by = 11;
+   */
+  uniqueBy?: string | undefined;
 };
 
 /**
@@ -100,6 +108,28 @@ export type FieldRules = Message<"latchkey.v2.FieldRules"> & {
  */
 export const FieldRulesSchema: GenMessage<FieldRules> = /*@__PURE__*/
   messageDesc(file_latchkey_v2_options, 0);
+
+/**
+ * MessageRules declares rules that span several fields of one message.
+ *
+ * @generated from message latchkey.v2.MessageRules
+ */
+export type MessageRules = Message<"latchkey.v2.MessageRules"> & {
+  /**
+   * Exactly one of these fields (proto names) must be present, for example a target named
+   * either by `identity` or by `external_id`.
+   *
+   * @generated from field: repeated string exactly_one_of = 1;
+   */
+  exactlyOneOf: string[];
+};
+
+/**
+ * Describes the message latchkey.v2.MessageRules.
+ * Use `create(MessageRulesSchema)` to create a new message.
+ */
+export const MessageRulesSchema: GenMessage<MessageRules> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_options, 1);
 
 /**
  * JsonField declares how the /v2 JSON door reads and writes a field where protobuf
@@ -135,7 +165,7 @@ export type JsonField = Message<"latchkey.v2.JsonField"> & {
  * Use `create(JsonFieldSchema)` to create a new message.
  */
 export const JsonFieldSchema: GenMessage<JsonField> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_options, 1);
+  messageDesc(file_latchkey_v2_options, 2);
 
 /**
  * Validation bounds of the field.
@@ -154,10 +184,18 @@ export const json: GenExtension<FieldOptions, JsonField> = /*@__PURE__*/
   extDesc(file_latchkey_v2_options, 1);
 
 /**
+ * Validation rules across the fields of the message.
+ *
+ * @generated from extension: latchkey.v2.MessageRules message_rules = 50103;
+ */
+export const message_rules: GenExtension<MessageOptions, MessageRules> = /*@__PURE__*/
+  extDesc(file_latchkey_v2_options, 2);
+
+/**
  * The string the /v2 JSON door uses for this enum value, for example "daily" or "VALID".
  *
  * @generated from extension: string json_value = 50102;
  */
 export const json_value: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
-  extDesc(file_latchkey_v2_options, 2);
+  extDesc(file_latchkey_v2_options, 3);
 

@@ -1,0 +1,42 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  ListIdentitiesRequest,
+  ListIdentitiesResponseSchema,
+} from "../../../gen/latchkey/v2/identities_pb.js";
+import { identityList } from "../../storage/queries/identities.js";
+import { ratelimitsOfIdentities } from "../../storage/queries/ratelimits.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { pageSize, searchTerm, toPage } from "../pagination.js";
+import { toIdentityMessage } from "./view.js";
+
+/** One page of the live identities of the workspace, by id, with their rate limits. */
+export async function listIdentities(
+  deps: Deps,
+  req: ListIdentitiesRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof ListIdentitiesResponseSchema>> {
+  authorize(ctx);
+  const limit = pageSize(req.limit);
+  const rows = await identityList(deps.db, principalOf(ctx).workspaceId, {
+    cursor: req.cursor,
+    limit: limit + 1,
+    search: searchTerm(req.search),
+  });
+  const { items, pagination } = toPage(rows, limit);
+  const limits = await ratelimitsOfIdentities(
+    deps.db,
+    items.map((i) => i.id),
+  );
+  return {
+    data: items.map((i) =>
+      toIdentityMessage(
+        i,
+        limits.filter((l) => l.identityId === i.id),
+      ),
+    ),
+    pagination,
+  };
+}

@@ -1,0 +1,63 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  UpdateIdentityRequest,
+  UpdateIdentityResponseSchema,
+} from "../../../gen/latchkey/v2/identities_pb.js";
+import { identitySetMeta, identityTouch } from "../../storage/queries/identities.js";
+import { ratelimitsOfIdentities } from "../../storage/queries/ratelimits.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { mutate } from "../mutation.js";
+import { replaceRatelimits, settingsFromRequest } from "../ratelimit-settings.js";
+import { updates } from "../update-mask.js";
+import { findIdentity } from "./find-identity.js";
+import { storedMeta, toIdentityMessage } from "./view.js";
+
+/**
+ * Changes the metadata and/or rate limits of an identity: an omitted field is left alone,
+ * null clears it, a value replaces it. Answers the identity after the change.
+ */
+export async function updateIdentity(
+  deps: Deps,
+  req: UpdateIdentityRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof UpdateIdentityResponseSchema>> {
+  const { workspaceId } = principalOf(ctx);
+  const target = await findIdentity(deps.db, workspaceId, req);
+  authorize(ctx, { identityId: target.id });
+  const setMeta = updates(req.updateMask, "meta", req.meta !== undefined);
+  const setLimits = updates(req.updateMask, "ratelimits", req.ratelimits.length > 0);
+  const result = await mutate(deps, ctx, async (tx, change) => {
+    // Read inside the transaction, so a concurrent delete turns into a 404 here.
+    const identity = await findIdentity(tx, workspaceId, { identity: target.id });
+    let limits = await ratelimitsOfIdentities(tx, [identity.id]);
+    if (setMeta) {
+      identity.meta = storedMeta(req.meta);
+      await identitySetMeta(tx, identity.id, identity.meta, change.now);
+    }
+    if (setLimits) {
+      const owner = { workspaceId, identityId: identity.id };
+      limits = await replaceRatelimits(
+        tx,
+        change,
+        owner,
+        limits,
+        settingsFromRequest(req.ratelimits),
+      );
+      await identityTouch(tx, identity.id, change.now);
+    }
+    if (setMeta || setLimits) {
+      change.audit({
+        event: "identity.update",
+        resourceType: "identity",
+        resourceId: identity.id,
+        description: `Updated ${[setMeta ? "meta" : "", setLimits ? "ratelimits" : ""].filter(Boolean).join(" and ")} of identity ${identity.id}.`,
+      });
+      change.invalidate({ kind: "identity", workspaceId, id: identity.id });
+    }
+    return toIdentityMessage(identity, limits);
+  });
+  return { data: result };
+}

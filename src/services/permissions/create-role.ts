@@ -1,0 +1,70 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  CreateRoleRequest,
+  CreateRoleResponseSchema,
+} from "../../../gen/latchkey/v2/permissions_pb.js";
+import { newId } from "../../domain/ids.js";
+import { errors } from "../../errors/service-error.js";
+import { isUniqueViolation } from "../../storage/db.js";
+import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { mutate } from "../mutation.js";
+import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
+
+/**
+ * Creates a role with permissions given by slug; missing permissions are created.
+ * Attaching permissions and creating them need permissions of their own.
+ */
+export async function createRole(
+  deps: Deps,
+  req: CreateRoleRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof CreateRoleResponseSchema>> {
+  const { workspaceId } = principalOf(ctx);
+  const slugs = distinctSlugs(req.permissions);
+  const cases: string[] = [];
+  if (slugs.length > 0) cases.push("attachPermissions");
+  if ((await missingSlugs(deps.db, workspaceId, slugs)).length > 0) cases.push("createPermissions");
+  authorize(ctx, {}, cases);
+  const id = newId("role");
+  try {
+    await mutate(deps, ctx, async (tx, change) => {
+      await roleInsert(tx, {
+        id,
+        workspaceId,
+        name: req.name,
+        description: req.description ?? null,
+        createdAt: change.now,
+      });
+      change.audit({
+        event: "role.create",
+        resourceType: "role",
+        resourceId: id,
+        description: `Created role ${req.name}.`,
+      });
+      const permissions = await ensurePermissions(tx, change, workspaceId, slugs);
+      await roleAddPermissions(
+        tx,
+        workspaceId,
+        id,
+        permissions.map((p) => p.id),
+        change.now,
+      );
+      for (const p of permissions) {
+        change.audit({
+          event: "authorization.connect_role_and_permission",
+          resourceType: "role",
+          resourceId: id,
+          description: `Connected role ${req.name} and permission ${p.slug}.`,
+        });
+      }
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw errors.roleAlreadyExists(req.name);
+    throw err;
+  }
+  return { data: { roleId: id } };
+}

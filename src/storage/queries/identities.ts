@@ -1,0 +1,128 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Queryable } from "../db.js";
+
+/** An identity as stored. */
+export interface IdentityRow {
+  id: string;
+  workspaceId: string;
+  externalId: string;
+  meta: JsonObject | null;
+  createdAt: number;
+  updatedAt: number | null;
+  deletedAt: number | null;
+}
+
+const COLUMNS = `id, workspace_id as "workspaceId", external_id as "externalId", meta,
+  created_at as "createdAt", updated_at as "updatedAt", deleted_at as "deletedAt"`;
+
+/** Inserts an identity; a taken externalId raises a unique violation. */
+export async function identityInsert(q: Queryable, row: IdentityRow): Promise<void> {
+  await q.query(
+    `insert into identities (id, workspace_id, external_id, meta, created_at)
+     values ($1, $2, $3, $4::text::jsonb, $5)`,
+    [
+      row.id,
+      row.workspaceId,
+      row.externalId,
+      row.meta ? JSON.stringify(row.meta) : null,
+      row.createdAt,
+    ],
+  );
+}
+
+/** How a request names an identity: `identity` (id or externalId) or `externalId`. */
+export interface IdentityRef {
+  identity?: string | undefined;
+  externalId?: string | undefined;
+}
+
+/**
+ * Finds a live identity of the workspace. `identity` matches an id first, then an
+ * externalId; `externalId` matches only externalIds.
+ */
+export async function identityFind(
+  q: Queryable,
+  workspaceId: string,
+  ref: IdentityRef,
+): Promise<IdentityRow | undefined> {
+  if (ref.identity !== undefined) {
+    const rows = await q.query<IdentityRow>(
+      `select ${COLUMNS}
+       from identities
+       where workspace_id = $1
+         and (id = $2 or external_id = $2)
+         and deleted_at is null
+       order by (id = $2) desc
+       limit 1`,
+      [workspaceId, ref.identity],
+    );
+    return rows[0];
+  }
+  const rows = await q.query<IdentityRow>(
+    `select ${COLUMNS}
+     from identities
+     where workspace_id = $1
+       and external_id = $2
+       and deleted_at is null`,
+    [workspaceId, ref.externalId],
+  );
+  return rows[0];
+}
+
+/** Lists live identities by id from `cursor` (inclusive); returns up to `limit` rows. */
+export function identityList(
+  q: Queryable,
+  workspaceId: string,
+  opts: { cursor: string | undefined; limit: number; search: string | undefined },
+): Promise<IdentityRow[]> {
+  return q.query<IdentityRow>(
+    `select ${COLUMNS}
+     from identities
+     where workspace_id = $1
+       and deleted_at is null
+       and ($2::text is null or id >= $2)
+       and ($3::text is null or strpos(lower(id), $3) > 0 or strpos(lower(external_id), $3) > 0)
+     order by id
+     limit $4`,
+    [workspaceId, opts.cursor ?? null, opts.search?.toLowerCase() ?? null, opts.limit],
+  );
+}
+
+/** Replaces the metadata of an identity (null clears it). */
+export async function identitySetMeta(
+  q: Queryable,
+  id: string,
+  meta: JsonObject | null,
+  now: number,
+): Promise<void> {
+  await q.query(
+    `update identities
+     set meta = $2::text::jsonb,
+         updated_at = $3
+     where id = $1`,
+    [id, meta ? JSON.stringify(meta) : null, now],
+  );
+}
+
+/** Marks an identity as updated (its rate limits changed). */
+export async function identityTouch(q: Queryable, id: string, now: number): Promise<void> {
+  await q.query(
+    `update identities
+     set updated_at = $2
+     where id = $1`,
+    [id, now],
+  );
+}
+
+/** Soft-deletes a live identity; returns false when it was not live. */
+export async function identitySoftDelete(q: Queryable, id: string, now: number): Promise<boolean> {
+  const rows = await q.query(
+    `update identities
+     set deleted_at = $2
+     where id = $1
+       and deleted_at is null
+     returning id`,
+    [id, now],
+  );
+  return rows.length === 1;
+}

@@ -1,0 +1,114 @@
+import type { Queryable } from "../db.js";
+
+/** A permission as stored. */
+export interface PermissionRow {
+  id: string;
+  workspaceId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  createdAt: number;
+}
+
+const COLUMNS = `id, workspace_id as "workspaceId", name, slug, description, created_at as "createdAt"`;
+
+/** Inserts a permission; a taken slug raises a unique violation. */
+export async function permissionInsert(q: Queryable, p: PermissionRow): Promise<void> {
+  await q.query(
+    `insert into permissions (id, workspace_id, name, slug, description, created_at)
+     values ($1, $2, $3, $4, $5, $6)`,
+    [p.id, p.workspaceId, p.name, p.slug, p.description, p.createdAt],
+  );
+}
+
+/** Finds a permission of the workspace by id, else by slug. */
+export async function permissionFind(
+  q: Queryable,
+  workspaceId: string,
+  idOrSlug: string,
+): Promise<PermissionRow | undefined> {
+  const rows = await q.query<PermissionRow>(
+    `select ${COLUMNS}
+     from permissions
+     where workspace_id = $1
+       and (id = $2 or slug = $2)
+     order by (id = $2) desc
+     limit 1`,
+    [workspaceId, idOrSlug],
+  );
+  return rows[0];
+}
+
+/** The permissions of the workspace with these slugs. */
+export function permissionsBySlugs(
+  q: Queryable,
+  workspaceId: string,
+  slugs: readonly string[],
+): Promise<PermissionRow[]> {
+  if (slugs.length === 0) return Promise.resolve([]);
+  return q.query<PermissionRow>(
+    `select ${COLUMNS}
+     from permissions
+     where workspace_id = $1
+       and slug = any($2::text[])
+     order by slug`,
+    [workspaceId, slugs],
+  );
+}
+
+/**
+ * Creates the permissions among `slugs` that do not exist (named after their slug), safely
+ * when others create the same ones at once; returns the ones this call created.
+ */
+export async function permissionsCreateMissing(
+  q: Queryable,
+  workspaceId: string,
+  missing: readonly { id: string; slug: string }[],
+  now: number,
+): Promise<PermissionRow[]> {
+  const created: PermissionRow[] = [];
+  for (const m of missing) {
+    const rows = await q.query<PermissionRow>(
+      `insert into permissions (id, workspace_id, name, slug, description, created_at)
+       values ($1, $2, $3, $3, $4, $5)
+       on conflict (workspace_id, slug) do nothing
+       returning ${COLUMNS}`,
+      [m.id, workspaceId, m.slug, `Auto-created permission: ${m.slug}`, now],
+    );
+    if (rows[0]) created.push(rows[0]);
+  }
+  return created;
+}
+
+/** Lists permissions by id from `cursor` (inclusive), optionally filtered by a search term. */
+export function permissionList(
+  q: Queryable,
+  workspaceId: string,
+  opts: { cursor: string | undefined; limit: number; search: string | undefined },
+): Promise<PermissionRow[]> {
+  return q.query<PermissionRow>(
+    `select ${COLUMNS}
+     from permissions
+     where workspace_id = $1
+       and ($2::text is null or id >= $2)
+       and ($3::text is null
+         or strpos(lower(id), $3) > 0
+         or strpos(lower(name), $3) > 0
+         or strpos(lower(slug), $3) > 0
+         or strpos(lower(coalesce(description, '')), $3) > 0)
+     order by id
+     limit $4`,
+    [workspaceId, opts.cursor ?? null, opts.search?.toLowerCase() ?? null, opts.limit],
+  );
+}
+
+/** Deletes a permission and (by cascade) its links to roles and keys. */
+export async function permissionDelete(q: Queryable, id: string): Promise<boolean> {
+  const rows = await q.query(
+    `delete from permissions
+     where id = $1
+     returning id`,
+    [id],
+  );
+  return rows.length === 1;
+}

@@ -1,0 +1,76 @@
+import type { Queryable } from "../db.js";
+
+/** A rate-limit configuration of an identity (or, later, of a key). */
+export interface RatelimitRow {
+  id: string;
+  workspaceId: string;
+  identityId: string | null;
+  keyId: string | null;
+  name: string;
+  limit: number;
+  durationMs: number;
+  autoApply: boolean;
+}
+
+const COLUMNS = `id, workspace_id as "workspaceId", identity_id as "identityId", key_id as "keyId",
+  name, window_limit as "limit", duration_ms as "durationMs", auto_apply as "autoApply"`;
+
+/** Inserts rate-limit configurations. */
+export async function ratelimitInsert(
+  q: Queryable,
+  rows: readonly RatelimitRow[],
+  now: number,
+): Promise<void> {
+  for (const r of rows) {
+    await q.query(
+      `insert into ratelimits (id, workspace_id, identity_id, key_id, name, window_limit, duration_ms,
+         auto_apply, created_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [r.id, r.workspaceId, r.identityId, r.keyId, r.name, r.limit, r.durationMs, r.autoApply, now],
+    );
+  }
+}
+
+/** Updates the settings of existing configurations (by id). */
+export async function ratelimitUpdate(
+  q: Queryable,
+  rows: readonly RatelimitRow[],
+  now: number,
+): Promise<void> {
+  for (const r of rows) {
+    await q.query(
+      `update ratelimits
+       set window_limit = $2,
+           duration_ms = $3,
+           auto_apply = $4,
+           updated_at = $5
+       where id = $1`,
+      [r.id, r.limit, r.durationMs, r.autoApply, now],
+    );
+  }
+}
+
+/** Deletes configurations by id. */
+export async function ratelimitDelete(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query(
+    `delete from ratelimits
+     where id = any($1::text[])`,
+    [ids],
+  );
+}
+
+/** The configurations of some identities, by identity and name. */
+export function ratelimitsOfIdentities(
+  q: Queryable,
+  identityIds: readonly string[],
+): Promise<RatelimitRow[]> {
+  if (identityIds.length === 0) return Promise.resolve([]);
+  return q.query<RatelimitRow>(
+    `select ${COLUMNS}
+     from ratelimits
+     where identity_id = any($1::text[])
+     order by identity_id, name`,
+    [identityIds],
+  );
+}
