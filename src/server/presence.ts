@@ -1,4 +1,7 @@
 import type { DescField } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+
+const EXPLICIT = FeatureSet_FieldPresence.EXPLICIT;
 
 /**
  * Which fields a JSON request actually carried, per decoded message. Protobuf cannot tell
@@ -32,6 +35,7 @@ export function isPresent(message: Record<string, unknown>, field: DescField): b
       return value !== undefined;
     default:
       if (value === undefined) return false;
+      if (field.presence === EXPLICIT) return true;
       // Implicit presence: the default value means "not sent".
       return value !== "" && value !== 0 && value !== false && value !== 0n;
   }

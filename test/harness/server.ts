@@ -8,6 +8,8 @@ import { randomString } from "../../src/domain/random.js";
 import { ALL_PERMISSIONS } from "../../src/domain/root-permissions.js";
 import type { Db } from "../../src/storage/db.js";
 import { apiInsert } from "../../src/storage/queries/apis.js";
+import { identityInsert } from "../../src/storage/queries/identities.js";
+import { permissionInsert } from "../../src/storage/queries/permissions.js";
 import { TestClock } from "./clock.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import {
@@ -42,6 +44,13 @@ export interface Seeder {
   revokeRootKey(id: string): Promise<void>;
   /** A new API in a workspace (default workspace unless given); returns its id. */
   api(workspaceId?: string, name?: string): Promise<string>;
+  /** A new identity (random externalId unless given); returns its id and externalId. */
+  identity(opts?: {
+    externalId?: string;
+    workspaceId?: string;
+  }): Promise<{ id: string; externalId: string }>;
+  /** A new permission with this slug; returns its id. */
+  permission(slug: string, workspaceId?: string): Promise<string>;
 }
 
 /** A real server on port 0 with everything a test needs to talk to it. */
@@ -103,7 +112,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const workspaceId = (ws[0] as { id: string }).id;
   const transports = createTransports(app.url, `http://127.0.0.1:${app.grpcPort}`);
 
-  const seed: Seeder = {
+  const seed = {
     workspace: () => createWorkspace(deps, `ws ${randomString(6)}`),
     async rootKey(permissions, w = workspaceId) {
       return (await createRootKey(deps, w, permissions, "test")).secret;
@@ -115,6 +124,33 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       await apiInsert(database.db, { id, workspaceId: w, name, createdAt: clock.now() });
       return id;
     },
+  } as Seeder;
+
+  seed.identity = async (opts = {}) => {
+    const id = newId("id");
+    const externalId = opts.externalId ?? `user_${randomString(10)}`;
+    await identityInsert(database.db, {
+      id,
+      workspaceId: opts.workspaceId ?? workspaceId,
+      externalId,
+      meta: null,
+      createdAt: clock.now(),
+      updatedAt: null,
+      deletedAt: null,
+    });
+    return { id, externalId };
+  };
+  seed.permission = async (slug, w = workspaceId) => {
+    const id = newId("perm");
+    await permissionInsert(database.db, {
+      id,
+      workspaceId: w,
+      name: slug,
+      slug,
+      description: null,
+      createdAt: clock.now(),
+    });
+    return id;
   };
 
   return {
