@@ -11,7 +11,9 @@ export type Invalidation =
   /** An identity's metadata, rate limits or existence changed. */
   | { kind: "identity"; workspaceId: string; id: string }
   /** Roles or permissions of the workspace changed: any key's permissions may differ. */
-  | { kind: "rbac"; workspaceId: string };
+  | { kind: "rbac"; workspaceId: string }
+  /** A key changed, was created (its hash now exists) or was deleted. */
+  | { kind: "key"; workspaceId: string; id: string; hash: string };
 
 type Listener = (event: Invalidation) => void;
 

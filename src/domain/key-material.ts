@@ -44,3 +44,16 @@ export function keyStart(key: string, prefix: string | undefined): string {
   if (!prefix) return key.slice(0, 4);
   return key.slice(0, prefix.length + 1 + 4);
 }
+
+/**
+ * The stored form of an imported key hash: SHA-256 as base64 (44 characters, padded) or as
+ * hex (64 characters, either case) becomes base64. Anything else is not a SHA-256: null.
+ */
+export function normalizeKeyHash(hash: string): string | null {
+  if (/^[0-9a-fA-F]{64}$/.test(hash)) return Buffer.from(hash, "hex").toString("base64");
+  if (/^[A-Za-z0-9+/]{43}=$/.test(hash)) {
+    const bytes = Buffer.from(hash, "base64");
+    if (bytes.length === 32 && bytes.toString("base64") === hash) return hash;
+  }
+  return null;
+}

@@ -110,6 +110,9 @@ export const errors = {
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },
+  preconditionFailed(detail: string): ServiceError {
+    return new ServiceError(catalog.preconditionFailed, detail);
+  },
   serviceUnavailable(cause?: unknown): ServiceError {
     return new ServiceError(
       catalog.serviceUnavailable,

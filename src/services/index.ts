@@ -1,11 +1,13 @@
 import { createServiceImplSpec, type ServiceImplSpec } from "@connectrpc/connect";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
+import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { apisService } from "./apis/index.js";
 import type { Deps } from "./deps.js";
 import { identitiesService } from "./identities/index.js";
+import { keysService } from "./keys/index.js";
 import { livenessService } from "./liveness/index.js";
 import { permissionsService } from "./permissions/index.js";
 import { procedureOf } from "./procedures.js";
@@ -18,6 +20,7 @@ export function createServices(deps: Deps): ServiceImplSpec[] {
   const specs = [
     createServiceImplSpec<typeof LivenessService>(LivenessService, livenessService()),
     createServiceImplSpec<typeof ApisService>(ApisService, apisService(deps)),
+    createServiceImplSpec<typeof KeysService>(KeysService, keysService(deps)),
     createServiceImplSpec<typeof IdentitiesService>(IdentitiesService, identitiesService(deps)),
     createServiceImplSpec<typeof PermissionsService>(PermissionsService, permissionsService(deps)),
   ];

@@ -29,6 +29,43 @@ export const procedures = {
   "apis.createApi": { auth: "required", permission: "api.*.create_api" },
   "apis.getApi": { auth: "required", permission: "api.{apiId}.read_api" },
   "apis.deleteApi": { auth: "required", permission: "api.{apiId}.delete_api" },
+  "apis.listKeys": {
+    auth: "required",
+    permission: ["api.{apiId}.read_key", "api.{apiId}.read_api"],
+  },
+
+  "keys.createKey": { auth: "required", permission: "api.{apiId}.create_key" },
+  "keys.getKey": { auth: "required", permission: "api.{apiId}.read_key" },
+  "keys.whoami": { auth: "required", permission: "api.{apiId}.read_key" },
+  "keys.updateKey": { auth: "required", permission: "api.{apiId}.update_key" },
+  "keys.updateCredits": { auth: "required", permission: "api.{apiId}.update_key" },
+  "keys.deleteKey": { auth: "required", permission: "api.{apiId}.delete_key" },
+  "keys.rerollKey": { auth: "required", permission: "api.{apiId}.create_key" },
+  "keys.migrateKeys": { auth: "required", permission: "api.{apiId}.create_key" },
+  "keys.addPermissions": {
+    auth: "required",
+    permission: ["api.{apiId}.update_key", "rbac.*.add_permission_to_key"],
+    when: { createPermissions: "rbac.*.create_permission" },
+  },
+  "keys.removePermissions": {
+    auth: "required",
+    permission: ["api.{apiId}.update_key", "rbac.*.remove_permission_from_key"],
+  },
+  "keys.setPermissions": {
+    auth: "required",
+    permission: [
+      "api.{apiId}.update_key",
+      "rbac.*.add_permission_to_key",
+      "rbac.*.remove_permission_from_key",
+    ],
+    when: { createPermissions: "rbac.*.create_permission" },
+  },
+  "keys.addRoles": {
+    auth: "required",
+    permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key"],
+  },
+  "keys.removeRoles": { auth: "required", permission: "api.{apiId}.update_key" },
+  "keys.setRoles": { auth: "required", permission: "api.{apiId}.update_key" },
 
   "identities.createIdentity": { auth: "required", permission: "identity.*.create_identity" },
   "identities.getIdentity": { auth: "required", permission: "identity.{identityId}.read_identity" },

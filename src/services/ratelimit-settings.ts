@@ -84,3 +84,8 @@ export async function replaceRatelimits(
     ...created,
   ].sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/** Settings with one entry per name: a name given twice keeps its last settings. */
+export function lastPerName(settings: readonly RatelimitSetting[]): RatelimitSetting[] {
+  return [...new Map(settings.map((s) => [s.name, s])).values()];
+}

@@ -8,6 +8,7 @@ import {
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../gen/latchkey/v2/common_pb.js";
 import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
+import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
@@ -27,6 +28,7 @@ export const DOORS: readonly TestDoor[] = ["json", "connect", "grpc"];
 export const SERVICES: readonly DescService[] = [
   LivenessService,
   ApisService,
+  KeysService,
   IdentitiesService,
   PermissionsService,
 ];

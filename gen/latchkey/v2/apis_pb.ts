@@ -4,8 +4,10 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { ResponseMeta } from "./common_pb.js";
+import type { Pagination, ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
+import type { Key } from "./keys_pb.js";
+import { file_latchkey_v2_keys } from "./keys_pb.js";
 import { file_latchkey_v2_options } from "./options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -13,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/apis.proto.
  */
 export const file_latchkey_v2_apis: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhMugBCgtBcGlzU2VydmljZRJKCglDcmVhdGVBcGkSHS5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVzcG9uc2USQQoGR2V0QXBpEhoubGF0Y2hrZXkudjIuR2V0QXBpUmVxdWVzdBobLmxhdGNoa2V5LnYyLkdldEFwaVJlc3BvbnNlEkoKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZWIGcHJvdG8z", [file_latchkey_v2_common, file_latchkey_v2_options]);
+  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhIo8CCg9MaXN0S2V5c1JlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAESHAoFbGltaXQYAiABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAMgASgJQgeiuxgDGIAISAGIAQESIwoLZXh0ZXJuYWxfaWQYBCABKAlCCaK7GAUQARj/AUgCiAEBEhQKB2RlY3J5cHQYBSABKAhIA4gBARIiChVyZXZhbGlkYXRlX2tleXNfY2FjaGUYBiABKAhIBIgBAUIICgZfbGltaXRCCQoHX2N1cnNvckIOCgxfZXh0ZXJuYWxfaWRCCgoIX2RlY3J5cHRCGAoWX3JldmFsaWRhdGVfa2V5c19jYWNoZSKQAQoQTGlzdEtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5LZXlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbjKxAgoLQXBpc1NlcnZpY2USSgoJQ3JlYXRlQXBpEh0ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVxdWVzdBoeLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlEkEKBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZRJKCglEZWxldGVBcGkSHS5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2USRwoITGlzdEtleXMSHC5sYXRjaGtleS52Mi5MaXN0S2V5c1JlcXVlc3QaHS5sYXRjaGtleS52Mi5MaXN0S2V5c1Jlc3BvbnNlYgZwcm90bzM", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
 
 /**
  * CreateApiRequest names the new API.
@@ -227,6 +229,97 @@ export const DeleteApiResponseDataSchema: GenMessage<DeleteApiResponseData> = /*
   messageDesc(file_latchkey_v2_apis, 8);
 
 /**
+ * ListKeysRequest asks for one page of the keys of an API.
+ *
+ * @generated from message latchkey.v2.ListKeysRequest
+ */
+export type ListKeysRequest = Message<"latchkey.v2.ListKeysRequest"> & {
+  /**
+   * Id of the API.
+   *
+   * @generated from field: string api_id = 1;
+   */
+  apiId: string;
+
+  /**
+   * Page size, 1 to 100; 100 when omitted.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * The cursor of the previous page's pagination, to continue after it.
+   *
+   * @generated from field: optional string cursor = 3;
+   */
+  cursor?: string | undefined;
+
+  /**
+   * Only the keys of the identity with this externalId (exact, case-sensitive).
+   *
+   * @generated from field: optional string external_id = 4;
+   */
+  externalId?: string | undefined;
+
+  /**
+   * Return secrets: not supported (412 when true).
+   *
+   * @generated from field: optional bool decrypt = 5;
+   */
+  decrypt?: boolean | undefined;
+
+  /**
+   * Accepted for compatibility; keys are always read from the database.
+   *
+   * @generated from field: optional bool revalidate_keys_cache = 6;
+   */
+  revalidateKeysCache?: boolean | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.ListKeysRequest.
+ * Use `create(ListKeysRequestSchema)` to create a new message.
+ */
+export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 9);
+
+/**
+ * ListKeysResponse is one page of keys.
+ *
+ * @generated from message latchkey.v2.ListKeysResponse
+ */
+export type ListKeysResponse = Message<"latchkey.v2.ListKeysResponse"> & {
+  /**
+   * Request metadata.
+   *
+   * @generated from field: latchkey.v2.ResponseMeta meta = 1;
+   */
+  meta?: ResponseMeta | undefined;
+
+  /**
+   * The key records of the page, by id.
+   *
+   * @generated from field: repeated latchkey.v2.Key data = 2;
+   */
+  data: Key[];
+
+  /**
+   * Where the next page starts.
+   *
+   * @generated from field: latchkey.v2.Pagination pagination = 3;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.ListKeysResponse.
+ * Use `create(ListKeysResponseSchema)` to create a new message.
+ */
+export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 10);
+
+/**
  * ApisService manages APIs: the containers that keys are issued for.
  *
  * @generated from service latchkey.v2.ApisService
@@ -264,6 +357,17 @@ export const ApisService: GenService<{
     methodKind: "unary";
     input: typeof DeleteApiRequestSchema;
     output: typeof DeleteApiResponseSchema;
+  },
+  /**
+   * ListKeys pages through the live keys of an API by id, optionally those of one identity.
+   * Permission: api.<apiId>.read_key and api.<apiId>.read_api.
+   *
+   * @generated from rpc latchkey.v2.ApisService.ListKeys
+   */
+  listKeys: {
+    methodKind: "unary";
+    input: typeof ListKeysRequestSchema;
+    output: typeof ListKeysResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_latchkey_v2_apis, 0);

@@ -126,3 +126,37 @@ export async function identitySoftDelete(q: Queryable, id: string, now: number):
   );
   return rows.length === 1;
 }
+
+/** Finds an identity by externalId, deleted or not (a deleted one keeps its externalId). */
+export async function identityFindAnyByExternalId(
+  q: Queryable,
+  workspaceId: string,
+  externalId: string,
+): Promise<IdentityRow | undefined> {
+  const rows = await q.query<IdentityRow>(
+    `select ${COLUMNS}
+     from identities
+     where workspace_id = $1
+       and external_id = $2`,
+    [workspaceId, externalId],
+  );
+  return rows[0];
+}
+
+/** Inserts an identity unless its externalId is taken; returns whether it was inserted. */
+export async function identityInsertIfAbsent(q: Queryable, row: IdentityRow): Promise<boolean> {
+  const rows = await q.query(
+    `insert into identities (id, workspace_id, external_id, meta, created_at)
+     values ($1, $2, $3, $4::text::jsonb, $5)
+     on conflict (workspace_id, external_id) do nothing
+     returning id`,
+    [
+      row.id,
+      row.workspaceId,
+      row.externalId,
+      row.meta ? JSON.stringify(row.meta) : null,
+      row.createdAt,
+    ],
+  );
+  return rows.length === 1;
+}

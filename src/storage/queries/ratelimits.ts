@@ -74,3 +74,14 @@ export function ratelimitsOfIdentities(
     [identityIds],
   );
 }
+
+/** The configurations of a key. */
+export function ratelimitsOfKey(q: Queryable, keyId: string): Promise<RatelimitRow[]> {
+  return q.query<RatelimitRow>(
+    `select ${COLUMNS}
+     from ratelimits
+     where key_id = $1
+     order by name`,
+    [keyId],
+  );
+}

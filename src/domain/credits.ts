@@ -1,0 +1,94 @@
+/**
+ * Credits and their refill, as DESIGN.md "Verification" decides: at each boundary (daily at
+ * 00:00 UTC; monthly at 00:00 UTC on `refillDay`, or on the last day of a shorter month) a
+ * balance below `amount` is raised to `amount`, and a balance at or above it is left alone.
+ * Refills are applied lazily: whoever reads or changes a balance first applies the
+ * boundaries passed since `lastRefillAt`, so reads, updates and verifications agree.
+ */
+
+/** The stored credit settings of a key. `remaining` null means unlimited. */
+export interface CreditState {
+  remaining: number | null;
+  refillAmount: number | null;
+  /** Day of the month of a monthly refill; null with an amount means daily. */
+  refillDay: number | null;
+  /** The boundary (or creation time) the balance was last refilled at. */
+  lastRefillAt: number | null;
+}
+
+const DAY_MS = 86_400_000;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+}
+
+function monthlyBoundary(year: number, month: number, refillDay: number): number {
+  return Date.UTC(year, month, Math.min(refillDay, daysInMonth(year, month)));
+}
+
+/** The latest refill boundary at or before `now` (Unix ms). */
+export function latestRefillBoundary(now: number, refillDay: number | null): number {
+  if (refillDay === null) return Math.floor(now / DAY_MS) * DAY_MS;
+  const d = new Date(now);
+  const year = d.getUTCFullYear();
+  const month = d.getUTCMonth();
+  const thisMonth = monthlyBoundary(year, month, refillDay);
+  if (thisMonth <= now) return thisMonth;
+  return monthlyBoundary(month === 0 ? year - 1 : year, month === 0 ? 11 : month - 1, refillDay);
+}
+
+/** The state after applying every refill boundary passed by `now`; unchanged when none. */
+export function applyRefill(state: CreditState, now: number): CreditState {
+  if (state.refillAmount === null || state.remaining === null) return state;
+  const boundary = latestRefillBoundary(now, state.refillDay);
+  if (state.lastRefillAt !== null && state.lastRefillAt >= boundary) return state;
+  return {
+    ...state,
+    remaining: Math.max(state.remaining, state.refillAmount),
+    lastRefillAt: boundary,
+  };
+}
+
+/** Credit settings as a request gives them, before they are checked. */
+export interface CreditsInput {
+  remaining: number | null;
+  refill: {
+    interval: "daily" | "monthly" | undefined;
+    amount: number;
+    refillDay: number | null;
+  } | null;
+}
+
+/** A rule broken by credit settings: where (JSON Pointer) and what. */
+export interface CreditViolation {
+  location: string;
+  message: string;
+}
+
+/**
+ * The cross-field rules of credits: a refill needs a numeric `remaining`; `refillDay`
+ * belongs to the monthly interval only, and the monthly interval needs one.
+ */
+export function creditViolations(c: CreditsInput, pointer: string): CreditViolation[] {
+  const out: CreditViolation[] = [];
+  if (!c.refill) return out;
+  if (c.remaining === null) {
+    out.push({
+      location: `${pointer}/remaining`,
+      message: "must be a number when a refill is set",
+    });
+  }
+  if (c.refill.interval === "daily" && c.refill.refillDay !== null) {
+    out.push({
+      location: `${pointer}/refill/refillDay`,
+      message: "must not be given with the daily interval",
+    });
+  }
+  if (c.refill.interval === "monthly" && c.refill.refillDay === null) {
+    out.push({
+      location: `${pointer}/refill/refillDay`,
+      message: "is required with the monthly interval",
+    });
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+import { newId } from "../../domain/ids.js";
+import { errors } from "../../errors/service-error.js";
+import type { Queryable } from "../../storage/db.js";
+import {
+  identityFindAnyByExternalId,
+  identityInsertIfAbsent,
+} from "../../storage/queries/identities.js";
+import type { Change } from "../mutation.js";
+
+/**
+ * The id of the live identity with this externalId, created (and audited) when there is
+ * none; concurrent callers converge on one identity. An externalId that belonged to a
+ * deleted identity stays reserved: 409 (DESIGN.md "Identities").
+ */
+export async function identityForExternalId(
+  tx: Queryable,
+  change: Change,
+  workspaceId: string,
+  externalId: string,
+): Promise<string> {
+  let identity = await identityFindAnyByExternalId(tx, workspaceId, externalId);
+  if (!identity) {
+    const id = newId("id");
+    const row = {
+      id,
+      workspaceId,
+      externalId,
+      meta: null,
+      createdAt: change.now,
+      updatedAt: null,
+      deletedAt: null,
+    };
+    if (await identityInsertIfAbsent(tx, row)) {
+      change.audit({
+        event: "identity.create",
+        resourceType: "identity",
+        resourceId: id,
+        description: `Created identity ${id} (${externalId}) for a key.`,
+      });
+      return id;
+    }
+    identity = await identityFindAnyByExternalId(tx, workspaceId, externalId);
+  }
+  if (!identity || identity.deletedAt !== null) {
+    throw errors.identityAlreadyExists(externalId);
+  }
+  return identity.id;
+}

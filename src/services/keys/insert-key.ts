@@ -1,0 +1,54 @@
+import type { RatelimitSetting } from "../../domain/ratelimit-config.js";
+import { errors } from "../../errors/service-error.js";
+import type { Queryable } from "../../storage/db.js";
+import { type KeyRow, keyInsert } from "../../storage/queries/keys.js";
+import type { RoleRow } from "../../storage/queries/roles.js";
+import type { Change } from "../mutation.js";
+import { replaceRatelimits } from "../ratelimit-settings.js";
+import { changeKeyRoles, setKeyPermissions } from "./grants.js";
+
+/** A key to store with everything attached to it. */
+export interface NewKey {
+  row: KeyRow;
+  ratelimits: readonly RatelimitSetting[];
+  permissions: readonly string[];
+  roles: readonly RoleRow[];
+}
+
+/**
+ * Stores a key with its rate limits, permissions (missing ones are created) and roles,
+ * and declares its audit record and invalidation. Returns false when the hash exists
+ * already (nothing is written for this key then).
+ */
+export async function insertKey(
+  tx: Queryable,
+  change: Change,
+  k: NewKey,
+  description: string,
+): Promise<boolean> {
+  if (!(await keyInsert(tx, k.row))) return false;
+  const ref = { workspaceId: k.row.workspaceId, keyId: k.row.id };
+  change.audit({ event: "key.create", resourceType: "key", resourceId: k.row.id, description });
+  await replaceRatelimits(tx, change, ref, [], k.ratelimits);
+  await setKeyPermissions(tx, change, ref, k.permissions);
+  await changeKeyRoles(tx, change, ref, k.roles, []);
+  change.invalidate({
+    kind: "key",
+    workspaceId: k.row.workspaceId,
+    id: k.row.id,
+    hash: k.row.hash,
+  });
+  return true;
+}
+
+/** Like insertKey for a freshly generated secret, whose hash cannot exist (2^-128 odds). */
+export async function insertNewKey(
+  tx: Queryable,
+  change: Change,
+  k: NewKey,
+  description: string,
+): Promise<void> {
+  if (!(await insertKey(tx, change, k, description))) {
+    throw errors.unexpected(new Error("a generated key collided with an existing hash"));
+  }
+}

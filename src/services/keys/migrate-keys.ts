@@ -1,0 +1,103 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  MigrateKeysRequest,
+  MigrateKeysResponseSchema,
+} from "../../../gen/latchkey/v2/keys_pb.js";
+import { newId } from "../../domain/ids.js";
+import { normalizeKeyHash } from "../../domain/key-material.js";
+import { errors, type Violation } from "../../errors/service-error.js";
+import { keysExistingHashes } from "../../storage/queries/keys.js";
+import { findApi } from "../apis/find-api.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { storedMeta } from "../identities/view.js";
+import { mutate } from "../mutation.js";
+import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
+import { checkCredits, creditState } from "./credits-input.js";
+import { distinct } from "./find-key.js";
+import { resolveRoles } from "./grants.js";
+import { identityForExternalId } from "./identity-link.js";
+import { insertKey } from "./insert-key.js";
+
+/**
+ * Imports up to 100 keys of another system by the SHA-256 of their secret (base64 or hex):
+ * they verify at once. A hash that exists already (on any key, deleted ones too) or twice
+ * in the request is reported in `failed` and skipped. Unknown roles are 404 and nothing is
+ * written; missing identities and permissions are created.
+ */
+export async function migrateKeys(
+  deps: Deps,
+  req: MigrateKeysRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof MigrateKeysResponseSchema>> {
+  const violations: Violation[] = [];
+  const hashes = req.keys.map((k, i) => {
+    const h = normalizeKeyHash(k.hash);
+    if (h === null)
+      violations.push({
+        location: `/keys/${i}/hash`,
+        message: "must be a SHA-256 in base64 (44 characters) or hex (64)",
+      });
+    return h as string;
+  });
+  if (violations.length > 0) throw errors.invalidInput(violations);
+  for (const [i, k] of req.keys.entries()) checkCredits(k.credits, `/keys/${i}/credits`);
+  const { workspaceId } = principalOf(ctx);
+  const api = await findApi(deps, workspaceId, req.apiId);
+  authorize(ctx, { apiId: api.id });
+  const result = await mutate(deps, ctx, async (tx, change) => {
+    const roles = await resolveRoles(tx, workspaceId, distinct(req.keys.flatMap((k) => k.roles)));
+    const taken = new Set(await keysExistingHashes(tx, hashes));
+    const migrated: { hash: string; keyId: string }[] = [];
+    const failed: string[] = [];
+    for (const [i, k] of req.keys.entries()) {
+      const hash = hashes[i] as string;
+      if (taken.has(hash)) {
+        failed.push(k.hash);
+        continue;
+      }
+      taken.add(hash);
+      const id = newId("key");
+      const row = {
+        id,
+        workspaceId,
+        apiId: api.id,
+        hash,
+        start: "",
+        prefix: null,
+        byteLength: null,
+        name: k.name ?? null,
+        identityId:
+          k.externalId === undefined
+            ? null
+            : await identityForExternalId(tx, change, workspaceId, k.externalId),
+        meta: storedMeta(k.meta),
+        expiresAt: k.expires === undefined ? null : Number(k.expires),
+        enabled: k.enabled ?? true,
+        ...creditState(k.credits, change.now),
+        creditsKeyId: null,
+        migrationId: req.migrationId,
+        createdAt: change.now,
+        updatedAt: null,
+      };
+      const keyRoles = roles.filter((r) => k.roles.includes(r.name));
+      const inserted = await insertKey(
+        tx,
+        change,
+        {
+          row,
+          ratelimits: lastPerName(settingsFromRequest(k.ratelimits)),
+          permissions: distinct(k.permissions),
+          roles: keyRoles,
+        },
+        `Migrated key ${id} into API ${api.id} (migration ${req.migrationId}).`,
+      );
+      if (inserted) migrated.push({ hash: k.hash, keyId: id });
+      else failed.push(k.hash);
+    }
+    return { migrated, failed };
+  });
+  return { data: result };
+}

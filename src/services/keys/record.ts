@@ -1,0 +1,48 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { KeySchema } from "../../../gen/latchkey/v2/keys_pb.js";
+import { applyRefill } from "../../domain/credits.js";
+import type { KeyRecordRow, RecordRatelimit } from "../../storage/queries/key-records.js";
+import { toCreditsMessage } from "./credits-input.js";
+
+/** A configured rate limit as returned by reads. */
+export function recordRatelimit(r: RecordRatelimit) {
+  return {
+    id: r.id,
+    name: r.name,
+    limit: BigInt(r.limit),
+    duration: BigInt(r.durationMs),
+    autoApply: r.autoApply,
+  };
+}
+
+/** The key record of reference §3.0: empty fields omitted, a pending refill applied. */
+export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typeof KeySchema> {
+  const credits = toCreditsMessage(applyRefill(r, now));
+  return {
+    keyId: r.id,
+    start: r.start,
+    enabled: r.enabled,
+    createdAt: BigInt(r.createdAt),
+    ...(r.name !== null ? { name: r.name } : {}),
+    ...(r.meta && Object.keys(r.meta).length > 0 ? { meta: r.meta } : {}),
+    ...(r.updatedAt !== null ? { updatedAt: BigInt(r.updatedAt) } : {}),
+    ...(r.lastUsedAt !== null ? { lastUsedAt: BigInt(r.lastUsedAt) } : {}),
+    ...(r.expiresAt !== null ? { expires: BigInt(r.expiresAt) } : {}),
+    ...(credits ? { credits } : {}),
+    permissions: r.permissions,
+    roles: r.roles,
+    ...(r.identityId !== null
+      ? {
+          identity: {
+            id: r.identityId,
+            externalId: r.externalId ?? "",
+            ...(r.identityMeta && Object.keys(r.identityMeta).length > 0
+              ? { meta: r.identityMeta }
+              : {}),
+            ratelimits: r.identityRatelimits.map(recordRatelimit),
+          },
+        }
+      : {}),
+    ratelimits: r.keyRatelimits.map(recordRatelimit),
+  };
+}

@@ -1,0 +1,92 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  RerollKeyRequest,
+  RerollKeyResponseSchema,
+} from "../../../gen/latchkey/v2/keys_pb.js";
+import { newId } from "../../domain/ids.js";
+import { generateKey, hashKey, keyStart } from "../../domain/key-material.js";
+import { keyDirectPermissions, keyRoles } from "../../storage/queries/key-links.js";
+import { keyMoveCreditsPointers, keyWrite } from "../../storage/queries/keys.js";
+import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { mutate } from "../mutation.js";
+import { findKey } from "./find-key.js";
+import { insertNewKey } from "./insert-key.js";
+
+/**
+ * Replaces a key by a new one with the same settings (prefix kept whole, same length,
+ * name, identity, meta, expiry, rate limits, roles, permissions). The old key keeps
+ * verifying until `now + expiration` (never later than it would have), and spends the new
+ * key's credits meanwhile: the two never hold two balances.
+ */
+export async function rerollKey(
+  deps: Deps,
+  req: RerollKeyRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof RerollKeyResponseSchema>> {
+  const { workspaceId } = principalOf(ctx);
+  const found = await findKey(deps.db, workspaceId, req.keyId);
+  authorize(ctx, { apiId: found.apiId });
+  const id = newId("key");
+  const secret = await mutate(deps, ctx, async (tx, change) => {
+    const old = await findKey(tx, workspaceId, req.keyId, true);
+    const prefix = old.prefix ?? undefined;
+    const secret = generateKey(prefix, old.byteLength ?? 16);
+    // The balance moves to the new key, unless the old key already spends another's.
+    const ownsBalance = old.creditsKeyId === null;
+    const row = {
+      ...old,
+      id,
+      hash: hashKey(secret),
+      start: keyStart(secret, prefix),
+      migrationId: null,
+      createdAt: change.now,
+      updatedAt: null,
+      ...(ownsBalance
+        ? {}
+        : { remaining: null, refillAmount: null, refillDay: null, lastRefillAt: null }),
+    };
+    const ratelimits = (await ratelimitsOfKey(tx, old.id)).map(
+      ({ name, limit, durationMs, autoApply }) => ({
+        name,
+        limit,
+        durationMs,
+        autoApply,
+      }),
+    );
+    const permissions = (await keyDirectPermissions(tx, old.id)).map((p) => p.slug);
+    const roles = await keyRoles(tx, old.id);
+    await insertNewKey(
+      tx,
+      change,
+      { row, ratelimits, permissions, roles },
+      `Created key ${id} by rerolling ${old.id}.`,
+    );
+    if (ownsBalance) {
+      await keyMoveCreditsPointers(tx, old.id, id);
+      Object.assign(old, {
+        remaining: null,
+        refillAmount: null,
+        refillDay: null,
+        lastRefillAt: null,
+        creditsKeyId: id,
+      });
+    }
+    const graceEnd = change.now + Number(req.expiration);
+    old.expiresAt = old.expiresAt === null ? graceEnd : Math.min(old.expiresAt, graceEnd);
+    old.updatedAt = change.now;
+    await keyWrite(tx, old);
+    change.audit({
+      event: "key.reroll",
+      resourceType: "key",
+      resourceId: old.id,
+      description: `Rerolled key ${old.id} into ${id}; the old key expires at ${new Date(old.expiresAt).toISOString()}.`,
+    });
+    change.invalidate({ kind: "key", workspaceId, id: old.id, hash: old.hash });
+    return secret;
+  });
+  return { data: { keyId: id, key: secret } };
+}

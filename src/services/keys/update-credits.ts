@@ -1,0 +1,76 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  CreditsOperation,
+  type UpdateCreditsRequest,
+  type UpdateCreditsResponseSchema,
+} from "../../../gen/latchkey/v2/keys_pb.js";
+import { applyRefill } from "../../domain/credits.js";
+import { errors } from "../../errors/service-error.js";
+import { keyWrite } from "../../storage/queries/keys.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { mutate } from "../mutation.js";
+import { creditsHolder, writeHolder } from "./credits-holder.js";
+import { toCreditsMessage } from "./credits-input.js";
+import { findKey } from "./find-key.js";
+
+/**
+ * Sets, increments or decrements the balance of a key (decrement stops at 0). A pending
+ * refill is applied first, so the operation acts on the balance a verification would see.
+ * `set` with null makes the key unlimited and drops its refill.
+ */
+export async function updateCredits(
+  deps: Deps,
+  req: UpdateCreditsRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof UpdateCreditsResponseSchema>> {
+  const op = req.operation;
+  if (op !== CreditsOperation.SET && req.value === undefined) {
+    throw errors.badField("/value", "is required when the operation is increment or decrement");
+  }
+  const { workspaceId } = principalOf(ctx);
+  const found = await findKey(deps.db, workspaceId, req.keyId);
+  authorize(ctx, { apiId: found.apiId });
+  const state = await mutate(deps, ctx, async (tx, change) => {
+    const key = await findKey(tx, workspaceId, req.keyId, true);
+    const holder = await creditsHolder(tx, key);
+    const current = applyRefill(holder, change.now);
+    const value = req.value === undefined ? null : Number(req.value);
+    let next = current;
+    if (op === CreditsOperation.SET) {
+      next =
+        value === null
+          ? { remaining: null, refillAmount: null, refillDay: null, lastRefillAt: null }
+          : { ...current, remaining: value };
+    } else {
+      if (current.remaining === null) {
+        throw errors.badField(
+          "/operation",
+          "cannot increment or decrement a key with unlimited credits",
+        );
+      }
+      const remaining =
+        op === CreditsOperation.INCREMENT
+          ? current.remaining + (value as number)
+          : Math.max(0, current.remaining - (value as number));
+      if (!Number.isSafeInteger(remaining))
+        throw errors.badField("/value", "would raise the balance above 2^53-1");
+      next = { ...current, remaining };
+    }
+    Object.assign(holder, next);
+    holder.updatedAt = change.now;
+    await writeHolder(tx, change, key, holder);
+    if (holder.id === key.id) await keyWrite(tx, key);
+    change.audit({
+      event: "key.update",
+      resourceType: "key",
+      resourceId: key.id,
+      description: `Updated key ${key.id}, set remaining to ${next.remaining ?? "unlimited"}.`,
+    });
+    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    return next;
+  });
+  return { data: toCreditsMessage(state) ?? {} };
+}

@@ -1,0 +1,22 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { WhoamiRequest, WhoamiResponseSchema } from "../../../gen/latchkey/v2/keys_pb.js";
+import { hashKey } from "../../domain/key-material.js";
+import { errors } from "../../errors/service-error.js";
+import { keyRecordByHash } from "../../storage/queries/key-records.js";
+import { authorize } from "../auth.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { toKeyMessage } from "./record.js";
+
+/** Returns the record of the key whose secret is given, if it is a key of the caller's workspace. */
+export async function whoami(
+  deps: Deps,
+  req: WhoamiRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof WhoamiResponseSchema>> {
+  const record = await keyRecordByHash(deps.db, hashKey(req.key));
+  if (!record || record.workspaceId !== principalOf(ctx).workspaceId) throw errors.keyNotFound();
+  authorize(ctx, { apiId: record.apiId });
+  return { data: toKeyMessage(record, deps.clock.now()) };
+}

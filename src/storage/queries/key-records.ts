@@ -1,0 +1,121 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Queryable } from "../db.js";
+
+/** A configured rate limit inside a key record. */
+export interface RecordRatelimit {
+  id: string;
+  name: string;
+  limit: number;
+  durationMs: number;
+  autoApply: boolean;
+}
+
+/**
+ * Everything a read or a verification needs about a live key, in one row: the key, its
+ * effective credits (a rerolled key's come from the key it was replaced by), its live
+ * identity with its rate limits, its own rate limits, its permission slugs (direct and
+ * through roles) and its role names.
+ */
+export interface KeyRecordRow {
+  id: string;
+  workspaceId: string;
+  apiId: string;
+  start: string;
+  name: string | null;
+  meta: JsonObject | null;
+  expiresAt: number | null;
+  enabled: boolean;
+  createdAt: number;
+  updatedAt: number | null;
+  lastUsedAt: number | null;
+  /** The key holding the balance: the key itself, or the key it was rerolled into. */
+  creditsKeyId: string;
+  remaining: number | null;
+  refillAmount: number | null;
+  refillDay: number | null;
+  lastRefillAt: number | null;
+  identityId: string | null;
+  externalId: string | null;
+  identityMeta: JsonObject | null;
+  identityRatelimits: RecordRatelimit[];
+  keyRatelimits: RecordRatelimit[];
+  permissions: string[];
+  roles: string[];
+}
+
+// One statement for a page of records or for a verification; the where clause differs.
+const SELECT = `
+select k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.start, k.name, k.meta,
+  k.expires_at as "expiresAt", k.enabled, k.created_at as "createdAt", k.updated_at as "updatedAt",
+  k.last_used_at as "lastUsedAt",
+  coalesce(h.id, k.id) as "creditsKeyId",
+  case when h.id is null then k.remaining else h.remaining end as remaining,
+  case when h.id is null then k.refill_amount else h.refill_amount end as "refillAmount",
+  case when h.id is null then k.refill_day else h.refill_day end as "refillDay",
+  case when h.id is null then k.last_refill_at else h.last_refill_at end as "lastRefillAt",
+  i.id as "identityId", i.external_id as "externalId", i.meta as "identityMeta",
+  coalesce((
+    select json_agg(json_build_object('id', r.id, 'name', r.name, 'limit', r.window_limit,
+      'durationMs', r.duration_ms, 'autoApply', r.auto_apply) order by r.name)
+    from ratelimits r
+    where r.identity_id = i.id), '[]'::json) as "identityRatelimits",
+  coalesce((
+    select json_agg(json_build_object('id', r.id, 'name', r.name, 'limit', r.window_limit,
+      'durationMs', r.duration_ms, 'autoApply', r.auto_apply) order by r.name)
+    from ratelimits r
+    where r.key_id = k.id), '[]'::json) as "keyRatelimits",
+  coalesce((
+    select json_agg(s.slug order by s.slug)
+    from (
+      select p.slug
+      from keys_permissions kp
+      join permissions p on p.id = kp.permission_id
+      where kp.key_id = k.id
+      union
+      select p.slug
+      from keys_roles kr
+      join roles_permissions rp on rp.role_id = kr.role_id
+      join permissions p on p.id = rp.permission_id
+      where kr.key_id = k.id
+    ) s), '[]'::json) as permissions,
+  coalesce((
+    select json_agg(ro.name order by ro.name)
+    from keys_roles kr
+    join roles ro on ro.id = kr.role_id
+    where kr.key_id = k.id), '[]'::json) as roles
+from keys k
+join apis a on a.id = k.api_id and a.deleted_at is null
+left join identities i on i.id = k.identity_id and i.deleted_at is null
+left join keys h on h.id = k.credits_key_id`;
+
+/** The records of live keys of the workspace with these ids, in id order. */
+export async function keyRecordsByIds(
+  q: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<KeyRecordRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.query<KeyRecordRow>(
+    `${SELECT}
+     where k.workspace_id = $1
+       and k.id = any($2::text[])
+       and k.deleted_at is null
+     order by k.id`,
+    [workspaceId, ids],
+  );
+  return rows;
+}
+
+/** The record of the live key with this secret hash, in any workspace. */
+export async function keyRecordByHash(
+  q: Queryable,
+  hash: string,
+): Promise<KeyRecordRow | undefined> {
+  const rows = await q.query<KeyRecordRow>(
+    `${SELECT}
+     where k.hash = $1
+       and k.deleted_at is null`,
+    [hash],
+  );
+  return rows[0];
+}

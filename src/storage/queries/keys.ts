@@ -1,0 +1,240 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Queryable } from "../db.js";
+
+/** A key as stored. Only the hash of the secret and its displayable start are kept. */
+export interface KeyRow {
+  id: string;
+  workspaceId: string;
+  apiId: string;
+  hash: string;
+  start: string;
+  prefix: string | null;
+  byteLength: number | null;
+  name: string | null;
+  identityId: string | null;
+  meta: JsonObject | null;
+  expiresAt: number | null;
+  enabled: boolean;
+  remaining: number | null;
+  refillAmount: number | null;
+  refillDay: number | null;
+  lastRefillAt: number | null;
+  /** The key whose balance this key spends (set on a rerolled key). */
+  creditsKeyId: string | null;
+  migrationId: string | null;
+  createdAt: number;
+  updatedAt: number | null;
+}
+
+const COLUMNS = `k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.hash, k.start, k.prefix,
+  k.byte_length as "byteLength", k.name, k.identity_id as "identityId", k.meta,
+  k.expires_at as "expiresAt", k.enabled, k.remaining, k.refill_amount as "refillAmount",
+  k.refill_day as "refillDay", k.last_refill_at as "lastRefillAt", k.credits_key_id as "creditsKeyId",
+  k.migration_id as "migrationId", k.created_at as "createdAt", k.updated_at as "updatedAt"`;
+
+const json = (v: JsonObject | null) => (v ? JSON.stringify(v) : null);
+
+/** Inserts a key; returns false (and writes nothing) when its hash exists already. */
+export async function keyInsert(q: Queryable, k: KeyRow): Promise<boolean> {
+  const rows = await q.query(
+    `insert into keys (id, workspace_id, api_id, hash, start, prefix, byte_length, name, identity_id,
+       meta, expires_at, enabled, remaining, refill_amount, refill_day, last_refill_at,
+       credits_key_id, migration_id, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12, $13, $14, $15, $16,
+       $17, $18, $19)
+     on conflict (hash) do nothing
+     returning id`,
+    [
+      k.id,
+      k.workspaceId,
+      k.apiId,
+      k.hash,
+      k.start,
+      k.prefix,
+      k.byteLength,
+      k.name,
+      k.identityId,
+      json(k.meta),
+      k.expiresAt,
+      k.enabled,
+      k.remaining,
+      k.refillAmount,
+      k.refillDay,
+      k.lastRefillAt,
+      k.creditsKeyId,
+      k.migrationId,
+      k.createdAt,
+    ],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Finds a live key of a live API in the workspace. `lock` takes a row lock for the rest
+ * of the transaction, so read-modify-write updates of one key serialise.
+ */
+export async function keyFind(
+  q: Queryable,
+  workspaceId: string,
+  id: string,
+  lock = false,
+): Promise<KeyRow | undefined> {
+  const rows = await q.query<KeyRow>(
+    `select ${COLUMNS}
+     from keys k
+     join apis a on a.id = k.api_id
+     where k.workspace_id = $1
+       and k.id = $2
+       and k.deleted_at is null
+       and a.deleted_at is null
+     ${lock ? "for update of k" : ""}`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+/** Finds a live key of a live API by the hash of its secret, in any workspace. */
+export async function keyFindByHash(q: Queryable, hash: string): Promise<KeyRow | undefined> {
+  const rows = await q.query<KeyRow>(
+    `select ${COLUMNS}
+     from keys k
+     join apis a on a.id = k.api_id
+     where k.hash = $1
+       and k.deleted_at is null
+       and a.deleted_at is null`,
+    [hash],
+  );
+  return rows[0];
+}
+
+/** Writes every mutable setting of a key (read it with `keyFind(..., lock)` first). */
+export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
+  await q.query(
+    `update keys
+     set name = $2,
+         identity_id = $3,
+         meta = $4::text::jsonb,
+         expires_at = $5,
+         enabled = $6,
+         remaining = $7,
+         refill_amount = $8,
+         refill_day = $9,
+         last_refill_at = $10,
+         credits_key_id = $11,
+         updated_at = $12
+     where id = $1`,
+    [
+      k.id,
+      k.name,
+      k.identityId,
+      json(k.meta),
+      k.expiresAt,
+      k.enabled,
+      k.remaining,
+      k.refillAmount,
+      k.refillDay,
+      k.lastRefillAt,
+      k.creditsKeyId,
+      k.updatedAt,
+    ],
+  );
+}
+
+/** Points every key that spends `from`'s balance at `to` instead (a reroll moves the balance). */
+export async function keyMoveCreditsPointers(
+  q: Queryable,
+  from: string,
+  to: string,
+): Promise<void> {
+  await q.query(
+    `update keys
+     set credits_key_id = $2
+     where credits_key_id = $1`,
+    [from, to],
+  );
+}
+
+/** Marks a live key deleted; returns false when it was not live. */
+export async function keySoftDelete(q: Queryable, id: string, now: number): Promise<boolean> {
+  const rows = await q.query(
+    `update keys
+     set deleted_at = $2
+     where id = $1
+       and deleted_at is null
+     returning id`,
+    [id, now],
+  );
+  return rows.length === 1;
+}
+
+/** Removes a key with its links and rate limits (by cascade). */
+export async function keyHardDelete(q: Queryable, id: string): Promise<boolean> {
+  const rows = await q.query(
+    `delete from keys
+     where id = $1
+     returning id`,
+    [id],
+  );
+  return rows.length === 1;
+}
+
+/** The hashes among `hashes` that some key (deleted ones included) already has. */
+export async function keysExistingHashes(
+  q: Queryable,
+  hashes: readonly string[],
+): Promise<string[]> {
+  if (hashes.length === 0) return [];
+  const rows = await q.query<{ hash: string }>(
+    `select hash
+     from keys
+     where hash = any($1::text[])`,
+    [hashes],
+  );
+  return rows.map((r) => r.hash);
+}
+
+/** One page of the ids of an API's live keys, by id from `cursor` (inclusive). */
+export async function keyIdsPage(
+  q: Queryable,
+  apiId: string,
+  opts: { cursor: string | undefined; limit: number; identityId: string | undefined },
+): Promise<string[]> {
+  const rows = await q.query<{ id: string }>(
+    `select id
+     from keys
+     where api_id = $1
+       and deleted_at is null
+       and ($2::text is null or id >= $2)
+       and ($3::text is null or identity_id = $3)
+     order by id
+     limit $4`,
+    [apiId, opts.cursor ?? null, opts.identityId ?? null, opts.limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Finds a key by id whatever its state (a rerolled key's balance holder may be deleted), locked. */
+export async function keyFindForUpdate(q: Queryable, id: string): Promise<KeyRow | undefined> {
+  const rows = await q.query<KeyRow>(
+    `select ${COLUMNS}
+     from keys k
+     where k.id = $1
+     for update`,
+    [id],
+  );
+  return rows[0];
+}
+
+/** Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes). */
+export async function keyCopyCreditsToDependents(q: Queryable, holder: KeyRow): Promise<void> {
+  await q.query(
+    `update keys
+     set remaining = $2,
+         refill_amount = $3,
+         refill_day = $4,
+         last_refill_at = $5,
+         credits_key_id = null
+     where credits_key_id = $1`,
+    [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt],
+  );
+}
