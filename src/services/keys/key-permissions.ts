@@ -9,7 +9,7 @@ import type {
   SetPermissionsResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { errors } from "../../errors/service-error.js";
-import { permissionsBySlugs } from "../../storage/queries/permissions.js";
+import { type PermissionRow, permissionsBySlugs } from "../../storage/queries/permissions.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -36,7 +36,7 @@ async function changePermissions(
   const final = await mutate(deps, ctx, async (tx, change) => {
     const key = await findKey(tx, workspaceId, keyId, true);
     const ref = { workspaceId, keyId: key.id };
-    let result;
+    let result: PermissionRow[];
     if (kind === "set") result = await setKeyPermissions(tx, change, ref, slugs);
     else if (kind === "add") {
       result = await changeKeyPermissions(
