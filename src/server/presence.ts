@@ -1,4 +1,4 @@
-import type { DescField } from "@bufbuild/protobuf";
+import { type DescField, ScalarType } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 
 const EXPLICIT = FeatureSet_FieldPresence.EXPLICIT;
@@ -19,6 +19,22 @@ type WithPresence = { [jsonPresence]?: Set<string> };
  */
 export function recordJsonPresence(message: object, localNames: Set<string>): void {
   (message as WithPresence)[jsonPresence] = localNames;
+}
+
+/**
+ * True when a required field is satisfied. Binary protobuf cannot tell an implicit number
+ * or bool sent as 0/false from one left out, so on the gRPC and Connect doors such a field
+ * counts as given and its bounds decide; the /v2 door knows, and requires the key.
+ */
+export function satisfiesRequired(message: Record<string, unknown>, field: DescField): boolean {
+  if (isPresent(message, field)) return true;
+  if ((message as WithPresence)[jsonPresence] !== undefined) return false;
+  return (
+    field.fieldKind === "scalar" &&
+    field.presence !== EXPLICIT &&
+    field.scalar !== ScalarType.STRING &&
+    field.scalar !== ScalarType.BYTES
+  );
 }
 
 /** True when `field` is present in `message`: as sent in JSON, else by protobuf presence. */

@@ -17,7 +17,7 @@ import {
   type StringBounds,
 } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
-import { isPresent } from "./presence.js";
+import { isPresent, satisfiesRequired } from "./presence.js";
 
 /** The bounds of one field, read once from its `(latchkey.v2.rules)` option. */
 interface FieldPlan {
@@ -189,7 +189,9 @@ export function validateMessage(
     const f = p.field;
     const at = `${pointer}/${f.jsonName}`;
     if (!isPresent(message, f)) {
-      if (p.required) out.push({ location: at, message: "is required" });
+      if (p.required && !satisfiesRequired(message, f))
+        out.push({ location: at, message: "is required" });
+      else if (p.required) checkScalar(p, f.scalar, message[f.localName], at, out);
       continue;
     }
     const value = message[f.localName];

@@ -51,6 +51,11 @@ export interface Seeder {
   }): Promise<{ id: string; externalId: string }>;
   /** A new permission with this slug; returns its id. */
   permission(slug: string, workspaceId?: string): Promise<string>;
+  /** A new key made through keys.createKey (default workspace, a new API unless given). */
+  key(
+    body?: Record<string, unknown>,
+    rootKey?: string,
+  ): Promise<{ keyId: string; key: string; apiId: string }>;
 }
 
 /** A real server on port 0 with everything a test needs to talk to it. */
@@ -139,6 +144,17 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       deletedAt: null,
     });
     return { id, externalId };
+  };
+  seed.key = async (body = {}, key = rootKey) => {
+    const apiId = (body.apiId as string | undefined) ?? (await seed.api());
+    const res = await callJson(
+      app.url,
+      "keys.createKey",
+      { ...body, apiId },
+      { authorization: `Bearer ${key}` },
+    );
+    if (res.status !== 200) throw new Error(`seed.key failed: ${JSON.stringify(res.error)}`);
+    return { keyId: res.data.keyId, key: res.data.key, apiId };
   };
   seed.permission = async (slug, w = workspaceId) => {
     const id = newId("perm");
