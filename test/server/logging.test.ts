@@ -7,7 +7,7 @@ import { createTestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
 
 describe("logs", () => {
-  it("are JSON lines with the request id, and never contain a plaintext key", async () => {
+  it("are JSON lines with the request id, and never contain a plaintext key or root key", async () => {
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk, _, done) {
@@ -32,7 +32,25 @@ describe("logs", () => {
       const ok = await call(rootKey, { name: "logged" });
       await call("wrong_key_should_not_be_logged", { name: "x" });
       await call(rootKey, { name: "x" });
+      const apiRes = await fetch(`${app.url}/v2/apis.createApi`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${rootKey}` },
+        body: JSON.stringify({ name: "logged api" }),
+      }).then((r) => r.json() as Promise<{ data: { apiId: string } }>);
+      const created = await fetch(`${app.url}/v2/keys.createKey`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${rootKey}` },
+        body: JSON.stringify({ apiId: apiRes.data.apiId, prefix: "logged" }),
+      }).then((r) => r.json() as Promise<{ data: { key: string } }>);
+      await fetch(`${app.url}/v2/keys.whoami`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${rootKey}` },
+        body: JSON.stringify({ key: created.data.key }),
+      });
       const text = lines.join("\n");
+      expect(created.data.key).toMatch(/^logged_/);
+      expect(text).not.toContain(created.data.key);
+      expect(text).not.toContain(created.data.key.slice("logged_".length));
       expect(text).not.toContain(rootKey);
       expect(text).not.toContain("wrong_key_should_not_be_logged");
       const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
