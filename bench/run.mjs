@@ -7,6 +7,8 @@ const wanted = process.argv.slice(2);
 const chosen = wanted.length > 0 ? ALL.filter((b) => wanted.includes(b)) : ALL;
 for (const name of chosen) {
   console.log(`\n##### ${name}`);
-  const r = spawnSync(process.execPath, [new URL(`./${name}.mjs`, import.meta.url).pathname], { stdio: "inherit" });
+  const r = spawnSync(process.execPath, [new URL(`./${name}.mjs`, import.meta.url).pathname], {
+    stdio: "inherit",
+  });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

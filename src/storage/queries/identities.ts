@@ -80,7 +80,7 @@ export function identityList(
      from identities
      where workspace_id = $1
        and deleted_at is null
-       and ($2::text is null or id >= $2)
+       and id >= coalesce($2::text, '')
        and ($3::text is null or strpos(lower(id), $3) > 0 or strpos(lower(external_id), $3) > 0)
      order by id
      limit $4`,

@@ -204,7 +204,7 @@ export async function keyIdsPage(
      from keys
      where api_id = $1
        and deleted_at is null
-       and ($2::text is null or id >= $2)
+       and id >= coalesce($2::text, '')
        and ($3::text is null or identity_id = $3)
      order by id
      limit $4`,

@@ -90,7 +90,7 @@ export function permissionList(
     `select ${COLUMNS}
      from permissions
      where workspace_id = $1
-       and ($2::text is null or id >= $2)
+       and id >= coalesce($2::text, '')
        and ($3::text is null
          or strpos(lower(id), $3) > 0
          or strpos(lower(name), $3) > 0
