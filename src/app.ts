@@ -1,11 +1,14 @@
 import { setMaxListeners } from "node:events";
 import { bootstrap } from "./admin/bootstrap.js";
+import { EventBuffer } from "./analytics/event-buffer.js";
 import { InvalidationBus } from "./cache/bus.js";
 import { createCaches } from "./cache/caches.js";
 import type { Config } from "./config.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { newId } from "./domain/ids.js";
 import { createLogger, type Logger } from "./log.js";
+import { createMetrics, type Metrics, registerEventMetrics } from "./metrics.js";
+import { MemoryLimiter } from "./ratelimit/memory.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
@@ -13,10 +16,10 @@ import { requestContextInterceptor } from "./server/interceptors/request-context
 import { validateInterceptor } from "./server/interceptors/validate.js";
 import { createJsonDoor } from "./server/json-door.js";
 import { listen } from "./server/listener.js";
-import { createMetrics, type Metrics } from "./server/metrics.js";
 import { createRouter } from "./server/router.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
+import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
 import { migrate } from "./storage/migrate.js";
 import { openDatabase } from "./storage/open.js";
@@ -68,10 +71,32 @@ export async function startApp(opts: AppOptions): Promise<App> {
       clock,
       bus,
     );
-    const deps: Deps = { db, clock, bus, caches, log, config };
+    const events = new EventBuffer(
+      db,
+      {
+        maxEvents: config.eventBufferSize,
+        flushIntervalMs: config.eventFlushIntervalMs,
+        batchSize: 1000,
+      },
+      log,
+    );
+    registerEventMetrics(metrics, events);
+    const deps: Deps = {
+      db,
+      clock,
+      bus,
+      caches,
+      log,
+      config,
+      metrics,
+      limiter: new MemoryLimiter(clock),
+      credits: new CreditSpender(db, clock),
+      events,
+    };
     const created = await bootstrap(deps, config.rootKey, log);
     if (created) (opts.onRootKeyCreated ?? printRootKey)(created);
     await bus.start(db);
+    events.start();
 
     const services = createServices(deps);
     const interceptors = [
@@ -115,6 +140,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
             grpcDoor?.drain(config.shutdownTimeoutMs),
           ]);
           shutdown.abort(new Error("server stopped"));
+          await events.stop();
+          await deps.limiter.close();
           await bus.stop();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");

@@ -15,6 +15,10 @@ export interface Config {
   ratelimitFailureMode: "open" | "closed";
   cacheMaxEntries: number;
   cacheTtlMs: number;
+  /** Verification events held in memory at most before new ones are dropped. */
+  eventBufferSize: number;
+  /** How often buffered events are written. */
+  eventFlushIntervalMs: number;
   shutdownTimeoutMs: number;
   /** Largest request body on every door. */
   maxBodyBytes: number;
@@ -87,6 +91,8 @@ export function loadConfig(env: Env = process.env): Config {
     ratelimitFailureMode: oneOf(env, "RATELIMIT_FAILURE_MODE", ["open", "closed"], "open"),
     cacheMaxEntries: int(env, "CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000),
     cacheTtlMs: int(env, "CACHE_TTL_MS", 10_000, 0, 30_000),
+    eventBufferSize: int(env, "EVENT_BUFFER_SIZE", 100_000, 1, 10_000_000),
+    eventFlushIntervalMs: int(env, "EVENT_FLUSH_INTERVAL_MS", 1_000, 10, 60_000),
     shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     maxBodyBytes: 1024 * 1024,
   };

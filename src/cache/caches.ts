@@ -1,5 +1,6 @@
 import type { Clock } from "../domain/clock.js";
 import type { ApiRow } from "../storage/queries/apis.js";
+import type { KeyRecordRow } from "../storage/queries/key-records.js";
 import type { RootKeyRow } from "../storage/queries/root-keys.js";
 import type { InvalidationBus } from "./bus.js";
 import { TtlCache } from "./ttl-cache.js";
@@ -17,6 +18,8 @@ export interface Caches {
   rootKeys: TtlCache<RootKeyRow | null>;
   /** Live APIs by `workspaceId:apiId`. */
   apis: TtlCache<ApiRow | null>;
+  /** Verification records of live keys by the hash of their secret (null: no such key). */
+  keys: TtlCache<KeyRecordRow | null>;
 }
 
 /** The cache key of an API. */
@@ -29,18 +32,31 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
   const caches: Caches = {
     rootKeys: new TtlCache(options.maxEntries, options.ttlMs, clock),
     apis: new TtlCache(options.maxEntries, options.ttlMs, clock),
+    keys: new TtlCache(options.maxEntries, options.ttlMs, clock),
   };
   bus.subscribe((e) => {
     switch (e.kind) {
       case "all":
         caches.rootKeys.clear();
         caches.apis.clear();
+        caches.keys.clear();
         break;
       case "rootKeys":
         caches.rootKeys.clear();
         break;
       case "api":
         caches.apis.delete(apiCacheKey(e.workspaceId, e.id));
+        caches.keys.deleteWhere((r) => r?.apiId === e.id);
+        break;
+      case "key":
+        // Also drops a cached "no such key" for a hash that now exists.
+        caches.keys.delete(e.hash);
+        break;
+      case "identity":
+        caches.keys.deleteWhere((r) => r?.identityId === e.id);
+        break;
+      case "rbac":
+        caches.keys.deleteWhere((r) => r?.workspaceId === e.workspaceId);
         break;
     }
   });

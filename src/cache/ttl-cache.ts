@@ -37,6 +37,8 @@ export class TtlCache<V> {
   }
 
   set(key: string, value: V): void {
+    // A time to live of 0 disables the cache.
+    if (this.ttlMs <= 0) return;
     this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
     if (this.entries.size > this.maxEntries) {
@@ -71,6 +73,13 @@ export class TtlCache<V> {
     this.generation++;
     this.entries.delete(key);
     this.inflight.delete(key);
+  }
+
+  /** Removes every entry whose value matches (a scan: for rare, broad invalidations). */
+  deleteWhere(predicate: (value: V) => boolean): void {
+    this.generation++;
+    for (const [key, e] of this.entries) if (predicate(e.value)) this.entries.delete(key);
+    this.inflight.clear();
   }
 
   clear(): void {

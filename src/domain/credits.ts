@@ -92,3 +92,14 @@ export function creditViolations(c: CreditsInput, pointer: string): CreditViolat
   }
   return out;
 }
+
+/**
+ * The latest refill boundary at `now` for every refill setting: index 0 is the daily
+ * boundary, index d (1 to 31) the monthly boundary on day d. SQL picks the entry of a
+ * key's own `refill_day`, so a decrement applies exactly the refill this module defines.
+ */
+export function refillBoundaries(now: number): number[] {
+  const out = [latestRefillBoundary(now, null)];
+  for (let d = 1; d <= 31; d++) out.push(latestRefillBoundary(now, d));
+  return out;
+}

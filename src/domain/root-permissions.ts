@@ -27,3 +27,19 @@ export const ROOT_PERMISSION_PATTERN = /^[a-zA-Z0-9_*-]+\.[a-zA-Z0-9_*-]+\.[a-zA
 
 /** The permission that grants everything; `ROOT_KEY` and `root-key create --all` use it. */
 export const ALL_PERMISSIONS = "*.*.*";
+
+/**
+ * True when some granted permission could allow `action` on some `resource` id: its
+ * resource segment is the resource or `*`, and its action segment the action or `*`
+ * (`api.api_1.verify_key`, `api.*.*`, `*.*.*` all may verify keys of some API).
+ */
+export function rootPermissionsMayAllow(
+  granted: readonly string[],
+  resource: string,
+  action: string,
+): boolean {
+  return granted.some((g) => {
+    const [r, , a, extra] = g.split(".");
+    return extra === undefined && (r === resource || r === "*") && (a === action || a === "*");
+  });
+}

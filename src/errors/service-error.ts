@@ -110,6 +110,11 @@ export const errors = {
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },
+  permissionsQuerySyntax(message: string, position: number): ServiceError {
+    return new ServiceError(catalog.permissionsQuerySyntaxError, message, [
+      { location: "/permissions", message: `syntax error at position ${position}: ${message}` },
+    ]);
+  },
   preconditionFailed(detail: string): ServiceError {
     return new ServiceError(catalog.preconditionFailed, detail);
   },

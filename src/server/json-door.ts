@@ -3,6 +3,7 @@ import { createContextValues, type Interceptor, type ServiceImplSpec } from "@co
 import { newId } from "../domain/ids.js";
 import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
+import type { Metrics } from "../metrics.js";
 import { type Call, setCall } from "../services/call.js";
 import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
@@ -10,7 +11,6 @@ import { errorType, toServiceError } from "./interceptors/request-context.js";
 import { type BoundProcedure, bindUnary, type UnarySpec } from "./invoke.js";
 import { decodeObject, encodeMessage } from "./json-codec.js";
 import { LiteHeaders } from "./lite-headers.js";
-import type { Metrics } from "./metrics.js";
 import {
   BodyTooLargeError,
   baseUrlOf,

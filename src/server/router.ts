@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { Metrics } from "./metrics.js";
+import type { Metrics } from "../metrics.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
 
 /** The doors a request can be routed to. */

@@ -1,8 +1,12 @@
+import type { EventBuffer } from "../analytics/event-buffer.js";
 import type { InvalidationBus } from "../cache/bus.js";
 import type { Caches } from "../cache/caches.js";
 import type { Config } from "../config.js";
 import type { Clock } from "../domain/clock.js";
 import type { Logger } from "../log.js";
+import type { Metrics } from "../metrics.js";
+import type { Limiter } from "../ratelimit/limiter.js";
+import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
 
 /** What every procedure may use: one instance per server. */
@@ -13,4 +17,8 @@ export interface Deps {
   caches: Caches;
   log: Logger;
   config: Config;
+  metrics: Metrics;
+  limiter: Limiter;
+  credits: CreditSpender;
+  events: EventBuffer;
 }

@@ -19,7 +19,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/keys.proto.
  */
 export const file_latchkey_v2_keys: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9rZXlzLnByb3RvEgtsYXRjaGtleS52MiLIAwoDS2V5Eg4KBmtleV9pZBgBIAEoCRINCgVzdGFydBgCIAEoCRIPCgdlbmFibGVkGAMgASgIEhIKCmNyZWF0ZWRfYXQYBCABKAMSEQoEbmFtZRgFIAEoCUgAiAEBEiUKBG1ldGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnVwZGF0ZWRfYXQYByABKANIAYgBARIZCgxsYXN0X3VzZWRfYXQYCCABKANIAogBARIUCgdleHBpcmVzGAkgASgDSAOIAQESJQoHY3JlZGl0cxgKIAEoCzIULmxhdGNoa2V5LnYyLkNyZWRpdHMSEwoLcGVybWlzc2lvbnMYCyADKAkSDQoFcm9sZXMYDCADKAkSJwoIaWRlbnRpdHkYDSABKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eRIqCgpyYXRlbGltaXRzGA4gAygLMhYubGF0Y2hrZXkudjIuUmF0ZWxpbWl0EhYKCXBsYWludGV4dBgPIAEoCUgEiAEBQgcKBV9uYW1lQg0KC191cGRhdGVkX2F0Qg8KDV9sYXN0X3VzZWRfYXRCCgoIX2V4cGlyZXNCDAoKX3BsYWludGV4dCKQBQoQQ3JlYXRlS2V5UmVxdWVzdBIWCgZhcGlfaWQYASABKAlCBqK7GAIIARIuCgZwcmVmaXgYAiABKAlCGaK7GBUQARgQIg9eW2EtekEtWjAtOV9dKyRIAIgBARIcCgRuYW1lGAMgASgJQgmiuxgFEAEY/wFIAYgBARIjCgtieXRlX2xlbmd0aBgEIAEoBUIJorsYBSgQMP8BSAKIAQESNgoLZXh0ZXJuYWxfaWQYBSABKAlCHKK7GBgQARj/ASIRXlthLXpBLVowLTlfLi1dKyRIA4gBARIxCgRtZXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIKorsYBkhkUICABBIxCgVyb2xlcxgHIAMoCUIiorsYHhABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRAZBI4CgtwZXJtaXNzaW9ucxgIIAMoCUIjorsYHxADGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRA6AcSIwoHZXhwaXJlcxgJIAEoA0INorsYCSgAMICwj+ayd0gEiAEBEi0KB2NyZWRpdHMYCiABKAsyFC5sYXRjaGtleS52Mi5DcmVkaXRzQgaquxgCCAESOQoKcmF0ZWxpbWl0cxgLIAMoCzIdLmxhdGNoa2V5LnYyLlJhdGVsaW1pdFJlcXVlc3RCBqK7GAJAMhIUCgdlbmFibGVkGAwgASgISAWIAQESGAoLcmVjb3ZlcmFibGUYDSABKAhIBogBAUIJCgdfcHJlZml4QgcKBV9uYW1lQg4KDF9ieXRlX2xlbmd0aEIOCgxfZXh0ZXJuYWxfaWRCCgoIX2V4cGlyZXNCCgoIX2VuYWJsZWRCDgoMX3JlY292ZXJhYmxlIm4KEUNyZWF0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUtleVJlc3BvbnNlRGF0YSI0ChVDcmVhdGVLZXlSZXNwb25zZURhdGESDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSJJCg1HZXRLZXlSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEhQKB2RlY3J5cHQYAiABKAhIAIgBAUIKCghfZGVjcnlwdCJZCg5HZXRLZXlSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEh4KBGRhdGEYAiABKAsyEC5sYXRjaGtleS52Mi5LZXkiKQoNV2hvYW1pUmVxdWVzdBIYCgNrZXkYASABKAlCC6K7GAcIARABGIAEIlkKDldob2FtaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESHgoEZGF0YRgCIAEoCzIQLmxhdGNoa2V5LnYyLktleSLRBAoQVXBkYXRlS2V5UmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIiCgRuYW1lGAIgASgJQg+iuxgFEAEY/wGquxgCCAFIAIgBARI8CgtleHRlcm5hbF9pZBgDIAEoCUIiorsYGBABGP8BIhFeW2EtekEtWjAtOV8uLV0rJKq7GAIIAUgBiAEBEjcKBG1ldGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhCiuxgGSGRQgIAEqrsYAggBEikKB2V4cGlyZXMYBSABKANCE6K7GAkoADCAsI/msnequxgCCAFIAogBARItCgdjcmVkaXRzGAYgASgLMhQubGF0Y2hrZXkudjIuQ3JlZGl0c0IGqrsYAggBEj8KCnJhdGVsaW1pdHMYByADKAsyHS5sYXRjaGtleS52Mi5SYXRlbGltaXRSZXF1ZXN0QgyiuxgCQDKquxgCCAESFAoHZW5hYmxlZBgIIAEoCEgDiAEBEjcKBXJvbGVzGAkgAygJQiiiuxgeEAEYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEBkqrsYAggBEj4KC3Blcm1pc3Npb25zGAogAygJQimiuxgfEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEDoB6q7GAIIARIvCgt1cGRhdGVfbWFzaxgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDgoMX2V4dGVybmFsX2lkQgoKCF9leHBpcmVzQgoKCF9lbmFibGVkInYKEVVwZGF0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESOAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLlVwZGF0ZUtleVJlc3BvbnNlRGF0YUIGqrsYAhABIhcKFVVwZGF0ZUtleVJlc3BvbnNlRGF0YSKdAQoUVXBkYXRlQ3JlZGl0c1JlcXVlc3QSFgoGa2V5X2lkGAEgASgJQgaiuxgCCAESOAoJb3BlcmF0aW9uGAIgASgOMh0ubGF0Y2hrZXkudjIuQ3JlZGl0c09wZXJhdGlvbkIGorsYAggBEikKBXZhbHVlGAMgASgDQhWiuxgLKAAw/////////w+quxgCCAFIAIgBAUIICgZfdmFsdWUiZAoVVXBkYXRlQ3JlZGl0c1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESIgoEZGF0YRgCIAEoCzIULmxhdGNoa2V5LnYyLkNyZWRpdHMiUAoQRGVsZXRlS2V5UmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIWCglwZXJtYW5lbnQYAiABKAhIAIgBAUIMCgpfcGVybWFuZW50InYKEURlbGV0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESOAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkRlbGV0ZUtleVJlc3BvbnNlRGF0YUIGqrsYAhABIhcKFURlbGV0ZUtleVJlc3BvbnNlRGF0YSJPChBSZXJvbGxLZXlSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEiMKCmV4cGlyYXRpb24YAiABKANCD6K7GAsIASgAMICwj+aydyJuChFSZXJvbGxLZXlSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEjAKBGRhdGEYAiABKAsyIi5sYXRjaGtleS52Mi5SZXJvbGxLZXlSZXNwb25zZURhdGEiNAoVUmVyb2xsS2V5UmVzcG9uc2VEYXRhEg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAki6gMKCk1pZ3JhdGVLZXkSGAoEaGFzaBgBIAEoCUIKorsYBggBECwYQBIcCgRuYW1lGAIgASgJQgmiuxgFEAEY/wFIAIgBARI2CgtleHRlcm5hbF9pZBgDIAEoCUIcorsYGBABGP8BIhFeW2EtekEtWjAtOV8uLV0rJEgBiAEBEjEKBG1ldGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgqiuxgGSGRQgIAEEjEKBXJvbGVzGAUgAygJQiKiuxgeEAEYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEBkEjgKC3Blcm1pc3Npb25zGAYgAygJQiOiuxgfEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEDoBxIjCgdleHBpcmVzGAcgASgDQg2iuxgJKAAwgLCP5rJ3SAKIAQESFAoHZW5hYmxlZBgIIAEoCEgDiAEBEiUKB2NyZWRpdHMYCSABKAsyFC5sYXRjaGtleS52Mi5DcmVkaXRzEjkKCnJhdGVsaW1pdHMYCiADKAsyHS5sYXRjaGtleS52Mi5SYXRlbGltaXRSZXF1ZXN0QgaiuxgCQDJCBwoFX25hbWVCDgoMX2V4dGVybmFsX2lkQgoKCF9leHBpcmVzQgoKCF9lbmFibGVkIoABChJNaWdyYXRlS2V5c1JlcXVlc3QSIQoMbWlncmF0aW9uX2lkGAEgASgJQguiuxgHCAEQAxj/ARIWCgZhcGlfaWQYAiABKAlCBqK7GAIIARIvCgRrZXlzGAMgAygLMhcubGF0Y2hrZXkudjIuTWlncmF0ZUtleUIIorsYBDgBQGQicgoTTWlncmF0ZUtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEjIKBGRhdGEYAiABKAsyJC5sYXRjaGtleS52Mi5NaWdyYXRlS2V5c1Jlc3BvbnNlRGF0YSIrCgtNaWdyYXRlZEtleRIMCgRoYXNoGAEgASgJEg4KBmtleV9pZBgCIAEoCSJlChdNaWdyYXRlS2V5c1Jlc3BvbnNlRGF0YRIyCghtaWdyYXRlZBgBIAMoCzIYLmxhdGNoa2V5LnYyLk1pZ3JhdGVkS2V5QgaquxgCEAESFgoGZmFpbGVkGAIgAygJQgaquxgCEAEiawoVQWRkUGVybWlzc2lvbnNSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEjoKC3Blcm1pc3Npb25zGAIgAygJQiWiuxghEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJDgBQOgHInAKFkFkZFBlcm1pc3Npb25zUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRItCgRkYXRhGAIgAygLMhcubGF0Y2hrZXkudjIuUGVybWlzc2lvbkIGqrsYAhABIm4KGFJlbW92ZVBlcm1pc3Npb25zUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARI6CgtwZXJtaXNzaW9ucxgCIAMoCUIlorsYIRADGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUDoByJzChlSZW1vdmVQZXJtaXNzaW9uc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESLQoEZGF0YRgCIAMoCzIXLmxhdGNoa2V5LnYyLlBlcm1pc3Npb25CBqq7GAIQASJpChVTZXRQZXJtaXNzaW9uc1JlcXVlc3QSFgoGa2V5X2lkGAEgASgJQgaiuxgCCAESOAoLcGVybWlzc2lvbnMYAiADKAlCI6K7GB8QAxhkIhZeW2EtekEtWjAtOV86XC1cLlwqXSskQOgHInAKFlNldFBlcm1pc3Npb25zUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRItCgRkYXRhGAIgAygLMhcubGF0Y2hrZXkudjIuUGVybWlzc2lvbkIGqrsYAhABIl4KD0FkZFJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIzCgVyb2xlcxgCIAMoCUIkorsYIBABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUBkImQKEEFkZFJvbGVzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRInCgRkYXRhGAIgAygLMhEubGF0Y2hrZXkudjIuUm9sZUIGqrsYAhABImEKElJlbW92ZVJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIzCgVyb2xlcxgCIAMoCUIkorsYIBABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUBkImcKE1JlbW92ZVJvbGVzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRInCgRkYXRhGAIgAygLMhEubGF0Y2hrZXkudjIuUm9sZUIGqrsYAhABIlwKD1NldFJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIxCgVyb2xlcxgCIAMoCUIiorsYHhABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRAZCJkChBTZXRSb2xlc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESJwoEZGF0YRgCIAMoCzIRLmxhdGNoa2V5LnYyLlJvbGVCBqq7GAIQASq5AQoQQ3JlZGl0c09wZXJhdGlvbhIhCh1DUkVESVRTX09QRVJBVElPTl9VTlNQRUNJRklFRBAAEiIKFUNSRURJVFNfT1BFUkFUSU9OX1NFVBABGgeyuxgDc2V0Ei4KG0NSRURJVFNfT1BFUkFUSU9OX0lOQ1JFTUVOVBACGg2yuxgJaW5jcmVtZW50Ei4KG0NSRURJVFNfT1BFUkFUSU9OX0RFQ1JFTUVOVBADGg2yuxgJZGVjcmVtZW50MusICgtLZXlzU2VydmljZRJKCglDcmVhdGVLZXkSHS5sYXRjaGtleS52Mi5DcmVhdGVLZXlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuQ3JlYXRlS2V5UmVzcG9uc2USQQoGR2V0S2V5EhoubGF0Y2hrZXkudjIuR2V0S2V5UmVxdWVzdBobLmxhdGNoa2V5LnYyLkdldEtleVJlc3BvbnNlEkEKBldob2FtaRIaLmxhdGNoa2V5LnYyLldob2FtaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5XaG9hbWlSZXNwb25zZRJKCglVcGRhdGVLZXkSHS5sYXRjaGtleS52Mi5VcGRhdGVLZXlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuVXBkYXRlS2V5UmVzcG9uc2USVgoNVXBkYXRlQ3JlZGl0cxIhLmxhdGNoa2V5LnYyLlVwZGF0ZUNyZWRpdHNSZXF1ZXN0GiIubGF0Y2hrZXkudjIuVXBkYXRlQ3JlZGl0c1Jlc3BvbnNlEkoKCURlbGV0ZUtleRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUtleVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVLZXlSZXNwb25zZRJKCglSZXJvbGxLZXkSHS5sYXRjaGtleS52Mi5SZXJvbGxLZXlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuUmVyb2xsS2V5UmVzcG9uc2USUAoLTWlncmF0ZUtleXMSHy5sYXRjaGtleS52Mi5NaWdyYXRlS2V5c1JlcXVlc3QaIC5sYXRjaGtleS52Mi5NaWdyYXRlS2V5c1Jlc3BvbnNlElkKDkFkZFBlcm1pc3Npb25zEiIubGF0Y2hrZXkudjIuQWRkUGVybWlzc2lvbnNSZXF1ZXN0GiMubGF0Y2hrZXkudjIuQWRkUGVybWlzc2lvbnNSZXNwb25zZRJiChFSZW1vdmVQZXJtaXNzaW9ucxIlLmxhdGNoa2V5LnYyLlJlbW92ZVBlcm1pc3Npb25zUmVxdWVzdBomLmxhdGNoa2V5LnYyLlJlbW92ZVBlcm1pc3Npb25zUmVzcG9uc2USWQoOU2V0UGVybWlzc2lvbnMSIi5sYXRjaGtleS52Mi5TZXRQZXJtaXNzaW9uc1JlcXVlc3QaIy5sYXRjaGtleS52Mi5TZXRQZXJtaXNzaW9uc1Jlc3BvbnNlEkcKCEFkZFJvbGVzEhwubGF0Y2hrZXkudjIuQWRkUm9sZXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuQWRkUm9sZXNSZXNwb25zZRJQCgtSZW1vdmVSb2xlcxIfLmxhdGNoa2V5LnYyLlJlbW92ZVJvbGVzUmVxdWVzdBogLmxhdGNoa2V5LnYyLlJlbW92ZVJvbGVzUmVzcG9uc2USRwoIU2V0Um9sZXMSHC5sYXRjaGtleS52Mi5TZXRSb2xlc1JlcXVlc3QaHS5sYXRjaGtleS52Mi5TZXRSb2xlc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_identities, file_latchkey_v2_options, file_latchkey_v2_permissions]);
+  fileDesc("ChZsYXRjaGtleS92Mi9rZXlzLnByb3RvEgtsYXRjaGtleS52MiLIAwoDS2V5Eg4KBmtleV9pZBgBIAEoCRINCgVzdGFydBgCIAEoCRIPCgdlbmFibGVkGAMgASgIEhIKCmNyZWF0ZWRfYXQYBCABKAMSEQoEbmFtZRgFIAEoCUgAiAEBEiUKBG1ldGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnVwZGF0ZWRfYXQYByABKANIAYgBARIZCgxsYXN0X3VzZWRfYXQYCCABKANIAogBARIUCgdleHBpcmVzGAkgASgDSAOIAQESJQoHY3JlZGl0cxgKIAEoCzIULmxhdGNoa2V5LnYyLkNyZWRpdHMSEwoLcGVybWlzc2lvbnMYCyADKAkSDQoFcm9sZXMYDCADKAkSJwoIaWRlbnRpdHkYDSABKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eRIqCgpyYXRlbGltaXRzGA4gAygLMhYubGF0Y2hrZXkudjIuUmF0ZWxpbWl0EhYKCXBsYWludGV4dBgPIAEoCUgEiAEBQgcKBV9uYW1lQg0KC191cGRhdGVkX2F0Qg8KDV9sYXN0X3VzZWRfYXRCCgoIX2V4cGlyZXNCDAoKX3BsYWludGV4dCKQBQoQQ3JlYXRlS2V5UmVxdWVzdBIWCgZhcGlfaWQYASABKAlCBqK7GAIIARIuCgZwcmVmaXgYAiABKAlCGaK7GBUQARgQIg9eW2EtekEtWjAtOV9dKyRIAIgBARIcCgRuYW1lGAMgASgJQgmiuxgFEAEY/wFIAYgBARIjCgtieXRlX2xlbmd0aBgEIAEoBUIJorsYBSgQMP8BSAKIAQESNgoLZXh0ZXJuYWxfaWQYBSABKAlCHKK7GBgQARj/ASIRXlthLXpBLVowLTlfLi1dKyRIA4gBARIxCgRtZXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIKorsYBkhkUICABBIxCgVyb2xlcxgHIAMoCUIiorsYHhABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRAZBI4CgtwZXJtaXNzaW9ucxgIIAMoCUIjorsYHxADGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRA6AcSIwoHZXhwaXJlcxgJIAEoA0INorsYCSgAMICwj+ayd0gEiAEBEi0KB2NyZWRpdHMYCiABKAsyFC5sYXRjaGtleS52Mi5DcmVkaXRzQgaquxgCCAESOQoKcmF0ZWxpbWl0cxgLIAMoCzIdLmxhdGNoa2V5LnYyLlJhdGVsaW1pdFJlcXVlc3RCBqK7GAJAMhIUCgdlbmFibGVkGAwgASgISAWIAQESGAoLcmVjb3ZlcmFibGUYDSABKAhIBogBAUIJCgdfcHJlZml4QgcKBV9uYW1lQg4KDF9ieXRlX2xlbmd0aEIOCgxfZXh0ZXJuYWxfaWRCCgoIX2V4cGlyZXNCCgoIX2VuYWJsZWRCDgoMX3JlY292ZXJhYmxlIm4KEUNyZWF0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUtleVJlc3BvbnNlRGF0YSI0ChVDcmVhdGVLZXlSZXNwb25zZURhdGESDgoGa2V5X2lkGAEgASgJEgsKA2tleRgCIAEoCSJJCg1HZXRLZXlSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEhQKB2RlY3J5cHQYAiABKAhIAIgBAUIKCghfZGVjcnlwdCJZCg5HZXRLZXlSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEh4KBGRhdGEYAiABKAsyEC5sYXRjaGtleS52Mi5LZXkiKQoNV2hvYW1pUmVxdWVzdBIYCgNrZXkYASABKAlCC6K7GAcIARABGIAEIlkKDldob2FtaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESHgoEZGF0YRgCIAEoCzIQLmxhdGNoa2V5LnYyLktleSLRBAoQVXBkYXRlS2V5UmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIiCgRuYW1lGAIgASgJQg+iuxgFEAEY/wGquxgCCAFIAIgBARI8CgtleHRlcm5hbF9pZBgDIAEoCUIiorsYGBABGP8BIhFeW2EtekEtWjAtOV8uLV0rJKq7GAIIAUgBiAEBEjcKBG1ldGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhCiuxgGSGRQgIAEqrsYAggBEikKB2V4cGlyZXMYBSABKANCE6K7GAkoADCAsI/msnequxgCCAFIAogBARItCgdjcmVkaXRzGAYgASgLMhQubGF0Y2hrZXkudjIuQ3JlZGl0c0IGqrsYAggBEj8KCnJhdGVsaW1pdHMYByADKAsyHS5sYXRjaGtleS52Mi5SYXRlbGltaXRSZXF1ZXN0QgyiuxgCQDKquxgCCAESFAoHZW5hYmxlZBgIIAEoCEgDiAEBEjcKBXJvbGVzGAkgAygJQiiiuxgeEAEYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEBkqrsYAggBEj4KC3Blcm1pc3Npb25zGAogAygJQimiuxgfEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEDoB6q7GAIIARIvCgt1cGRhdGVfbWFzaxgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDgoMX2V4dGVybmFsX2lkQgoKCF9leHBpcmVzQgoKCF9lbmFibGVkInYKEVVwZGF0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESOAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLlVwZGF0ZUtleVJlc3BvbnNlRGF0YUIGqrsYAhABIhcKFVVwZGF0ZUtleVJlc3BvbnNlRGF0YSKdAQoUVXBkYXRlQ3JlZGl0c1JlcXVlc3QSFgoGa2V5X2lkGAEgASgJQgaiuxgCCAESOAoJb3BlcmF0aW9uGAIgASgOMh0ubGF0Y2hrZXkudjIuQ3JlZGl0c09wZXJhdGlvbkIGorsYAggBEikKBXZhbHVlGAMgASgDQhWiuxgLKAAw/////////w+quxgCCAFIAIgBAUIICgZfdmFsdWUiZAoVVXBkYXRlQ3JlZGl0c1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESIgoEZGF0YRgCIAEoCzIULmxhdGNoa2V5LnYyLkNyZWRpdHMiUAoQRGVsZXRlS2V5UmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIWCglwZXJtYW5lbnQYAiABKAhIAIgBAUIMCgpfcGVybWFuZW50InYKEURlbGV0ZUtleVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESOAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkRlbGV0ZUtleVJlc3BvbnNlRGF0YUIGqrsYAhABIhcKFURlbGV0ZUtleVJlc3BvbnNlRGF0YSJPChBSZXJvbGxLZXlSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEiMKCmV4cGlyYXRpb24YAiABKANCD6K7GAsIASgAMICwj+aydyJuChFSZXJvbGxLZXlSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEjAKBGRhdGEYAiABKAsyIi5sYXRjaGtleS52Mi5SZXJvbGxLZXlSZXNwb25zZURhdGEiNAoVUmVyb2xsS2V5UmVzcG9uc2VEYXRhEg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAki6gMKCk1pZ3JhdGVLZXkSGAoEaGFzaBgBIAEoCUIKorsYBggBECwYQBIcCgRuYW1lGAIgASgJQgmiuxgFEAEY/wFIAIgBARI2CgtleHRlcm5hbF9pZBgDIAEoCUIcorsYGBABGP8BIhFeW2EtekEtWjAtOV8uLV0rJEgBiAEBEjEKBG1ldGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgqiuxgGSGRQgIAEEjEKBXJvbGVzGAUgAygJQiKiuxgeEAEYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEBkEjgKC3Blcm1pc3Npb25zGAYgAygJQiOiuxgfEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJEDoBxIjCgdleHBpcmVzGAcgASgDQg2iuxgJKAAwgLCP5rJ3SAKIAQESFAoHZW5hYmxlZBgIIAEoCEgDiAEBEiUKB2NyZWRpdHMYCSABKAsyFC5sYXRjaGtleS52Mi5DcmVkaXRzEjkKCnJhdGVsaW1pdHMYCiADKAsyHS5sYXRjaGtleS52Mi5SYXRlbGltaXRSZXF1ZXN0QgaiuxgCQDJCBwoFX25hbWVCDgoMX2V4dGVybmFsX2lkQgoKCF9leHBpcmVzQgoKCF9lbmFibGVkIoABChJNaWdyYXRlS2V5c1JlcXVlc3QSIQoMbWlncmF0aW9uX2lkGAEgASgJQguiuxgHCAEQAxj/ARIWCgZhcGlfaWQYAiABKAlCBqK7GAIIARIvCgRrZXlzGAMgAygLMhcubGF0Y2hrZXkudjIuTWlncmF0ZUtleUIIorsYBDgBQGQicgoTTWlncmF0ZUtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEjIKBGRhdGEYAiABKAsyJC5sYXRjaGtleS52Mi5NaWdyYXRlS2V5c1Jlc3BvbnNlRGF0YSIrCgtNaWdyYXRlZEtleRIMCgRoYXNoGAEgASgJEg4KBmtleV9pZBgCIAEoCSJlChdNaWdyYXRlS2V5c1Jlc3BvbnNlRGF0YRIyCghtaWdyYXRlZBgBIAMoCzIYLmxhdGNoa2V5LnYyLk1pZ3JhdGVkS2V5QgaquxgCEAESFgoGZmFpbGVkGAIgAygJQgaquxgCEAEiawoVQWRkUGVybWlzc2lvbnNSZXF1ZXN0EhYKBmtleV9pZBgBIAEoCUIGorsYAggBEjoKC3Blcm1pc3Npb25zGAIgAygJQiWiuxghEAMYZCIWXlthLXpBLVowLTlfOlwtXC5cKl0rJDgBQOgHInAKFkFkZFBlcm1pc3Npb25zUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRItCgRkYXRhGAIgAygLMhcubGF0Y2hrZXkudjIuUGVybWlzc2lvbkIGqrsYAhABIm4KGFJlbW92ZVBlcm1pc3Npb25zUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARI6CgtwZXJtaXNzaW9ucxgCIAMoCUIlorsYIRADGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUDoByJzChlSZW1vdmVQZXJtaXNzaW9uc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESLQoEZGF0YRgCIAMoCzIXLmxhdGNoa2V5LnYyLlBlcm1pc3Npb25CBqq7GAIQASJpChVTZXRQZXJtaXNzaW9uc1JlcXVlc3QSFgoGa2V5X2lkGAEgASgJQgaiuxgCCAESOAoLcGVybWlzc2lvbnMYAiADKAlCI6K7GB8QAxhkIhZeW2EtekEtWjAtOV86XC1cLlwqXSskQOgHInAKFlNldFBlcm1pc3Npb25zUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRItCgRkYXRhGAIgAygLMhcubGF0Y2hrZXkudjIuUGVybWlzc2lvbkIGqrsYAhABIl4KD0FkZFJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIzCgVyb2xlcxgCIAMoCUIkorsYIBABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUBkImQKEEFkZFJvbGVzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRInCgRkYXRhGAIgAygLMhEubGF0Y2hrZXkudjIuUm9sZUIGqrsYAhABImEKElJlbW92ZVJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIzCgVyb2xlcxgCIAMoCUIkorsYIBABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyQ4AUBkImcKE1JlbW92ZVJvbGVzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRInCgRkYXRhGAIgAygLMhEubGF0Y2hrZXkudjIuUm9sZUIGqrsYAhABIlwKD1NldFJvbGVzUmVxdWVzdBIWCgZrZXlfaWQYASABKAlCBqK7GAIIARIxCgVyb2xlcxgCIAMoCUIiorsYHhABGGQiFl5bYS16QS1aMC05XzpcLVwuXCpdKyRAZCJkChBTZXRSb2xlc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESJwoEZGF0YRgCIAMoCzIRLmxhdGNoa2V5LnYyLlJvbGVCBqq7GAIQASIxChBWZXJpZnlLZXlDcmVkaXRzEh0KBGNvc3QYASABKANCD6K7GAsIASgAMICglKWNHSK8AQoSVmVyaWZ5S2V5UmF0ZWxpbWl0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGP8BEiAKBGNvc3QYAiABKANCDaK7GAkoADCAoJSljR1IAIgBARIjCgVsaW1pdBgDIAEoA0IPorsYCygBMP////////8PSAGIAQESJAoIZHVyYXRpb24YBCABKANCDaK7GAko6AcwgJD70wlIAogBAUIHCgVfY29zdEIICgZfbGltaXRCCwoJX2R1cmF0aW9uIp4CChBWZXJpZnlLZXlSZXF1ZXN0EhgKA2tleRgBIAEoCUILorsYBwgBEAEYgAQSGQoEdGFncxgCIAMoCUILorsYBxABGIAEQBQSIwoLcGVybWlzc2lvbnMYAyABKAlCCaK7GAUQARjoB0gAiAEBEi4KB2NyZWRpdHMYBCABKAsyHS5sYXRjaGtleS52Mi5WZXJpZnlLZXlDcmVkaXRzEjsKCnJhdGVsaW1pdHMYBSADKAsyHy5sYXRjaGtleS52Mi5WZXJpZnlLZXlSYXRlbGltaXRCBqK7GAJAZBIiCgxtaWdyYXRpb25faWQYBiABKAlCB6K7GAMYgAJIAYgBAUIOCgxfcGVybWlzc2lvbnNCDwoNX21pZ3JhdGlvbl9pZCKdAQoYVmVyaWZ5S2V5UmF0ZWxpbWl0UmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFbGltaXQYAyABKAMSEAoIZHVyYXRpb24YBCABKAMSEQoJcmVtYWluaW5nGAUgASgDEg0KBXJlc2V0GAYgASgDEhAKCGV4Y2VlZGVkGAcgASgIEhIKCmF1dG9fYXBwbHkYCCABKAgioQMKFVZlcmlmeUtleVJlc3BvbnNlRGF0YRINCgV2YWxpZBgBIAEoCBIoCgRjb2RlGAIgASgOMhoubGF0Y2hrZXkudjIuVmVyaWZ5S2V5Q29kZRITCgZrZXlfaWQYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQESJQoEbWV0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFAoHZXhwaXJlcxgGIAEoA0gCiAEBEhQKB2NyZWRpdHMYByABKANIA4gBARIUCgdlbmFibGVkGAggASgISASIAQESEwoLcGVybWlzc2lvbnMYCSADKAkSDQoFcm9sZXMYCiADKAkSJwoIaWRlbnRpdHkYCyABKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eRI5CgpyYXRlbGltaXRzGAwgAygLMiUubGF0Y2hrZXkudjIuVmVyaWZ5S2V5UmF0ZWxpbWl0UmVzdWx0QgkKB19rZXlfaWRCBwoFX25hbWVCCgoIX2V4cGlyZXNCCgoIX2NyZWRpdHNCCgoIX2VuYWJsZWQibgoRVmVyaWZ5S2V5UmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIwCgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuVmVyaWZ5S2V5UmVzcG9uc2VEYXRhKrkBChBDcmVkaXRzT3BlcmF0aW9uEiEKHUNSRURJVFNfT1BFUkFUSU9OX1VOU1BFQ0lGSUVEEAASIgoVQ1JFRElUU19PUEVSQVRJT05fU0VUEAEaB7K7GANzZXQSLgobQ1JFRElUU19PUEVSQVRJT05fSU5DUkVNRU5UEAIaDbK7GAlpbmNyZW1lbnQSLgobQ1JFRElUU19PUEVSQVRJT05fREVDUkVNRU5UEAMaDbK7GAlkZWNyZW1lbnQqwAMKDVZlcmlmeUtleUNvZGUSHwobVkVSSUZZX0tFWV9DT0RFX1VOU1BFQ0lGSUVEEAASJAoVVkVSSUZZX0tFWV9DT0RFX1ZBTElEEAEaCbK7GAVWQUxJRBIsChlWRVJJRllfS0VZX0NPREVfTk9UX0ZPVU5EEAIaDbK7GAlOT1RfRk9VTkQSLAoZVkVSSUZZX0tFWV9DT0RFX0ZPUkJJRERFThADGg2yuxgJRk9SQklEREVOEkoKKFZFUklGWV9LRVlfQ09ERV9JTlNVRkZJQ0lFTlRfUEVSTUlTU0lPTlMQBBocsrsYGElOU1VGRklDSUVOVF9QRVJNSVNTSU9OUxI2Ch5WRVJJRllfS0VZX0NPREVfVVNBR0VfRVhDRUVERUQQBRoSsrsYDlVTQUdFX0VYQ0VFREVEEjIKHFZFUklGWV9LRVlfQ09ERV9SQVRFX0xJTUlURUQQBhoQsrsYDFJBVEVfTElNSVRFRBIqChhWRVJJRllfS0VZX0NPREVfRElTQUJMRUQQBxoMsrsYCERJU0FCTEVEEigKF1ZFUklGWV9LRVlfQ09ERV9FWFBJUkVEEAgaC7K7GAdFWFBJUkVEMrcJCgtLZXlzU2VydmljZRJKCglDcmVhdGVLZXkSHS5sYXRjaGtleS52Mi5DcmVhdGVLZXlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuQ3JlYXRlS2V5UmVzcG9uc2USSgoJVmVyaWZ5S2V5Eh0ubGF0Y2hrZXkudjIuVmVyaWZ5S2V5UmVxdWVzdBoeLmxhdGNoa2V5LnYyLlZlcmlmeUtleVJlc3BvbnNlEkEKBkdldEtleRIaLmxhdGNoa2V5LnYyLkdldEtleVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRLZXlSZXNwb25zZRJBCgZXaG9hbWkSGi5sYXRjaGtleS52Mi5XaG9hbWlSZXF1ZXN0GhsubGF0Y2hrZXkudjIuV2hvYW1pUmVzcG9uc2USSgoJVXBkYXRlS2V5Eh0ubGF0Y2hrZXkudjIuVXBkYXRlS2V5UmVxdWVzdBoeLmxhdGNoa2V5LnYyLlVwZGF0ZUtleVJlc3BvbnNlElYKDVVwZGF0ZUNyZWRpdHMSIS5sYXRjaGtleS52Mi5VcGRhdGVDcmVkaXRzUmVxdWVzdBoiLmxhdGNoa2V5LnYyLlVwZGF0ZUNyZWRpdHNSZXNwb25zZRJKCglEZWxldGVLZXkSHS5sYXRjaGtleS52Mi5EZWxldGVLZXlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuRGVsZXRlS2V5UmVzcG9uc2USSgoJUmVyb2xsS2V5Eh0ubGF0Y2hrZXkudjIuUmVyb2xsS2V5UmVxdWVzdBoeLmxhdGNoa2V5LnYyLlJlcm9sbEtleVJlc3BvbnNlElAKC01pZ3JhdGVLZXlzEh8ubGF0Y2hrZXkudjIuTWlncmF0ZUtleXNSZXF1ZXN0GiAubGF0Y2hrZXkudjIuTWlncmF0ZUtleXNSZXNwb25zZRJZCg5BZGRQZXJtaXNzaW9ucxIiLmxhdGNoa2V5LnYyLkFkZFBlcm1pc3Npb25zUmVxdWVzdBojLmxhdGNoa2V5LnYyLkFkZFBlcm1pc3Npb25zUmVzcG9uc2USYgoRUmVtb3ZlUGVybWlzc2lvbnMSJS5sYXRjaGtleS52Mi5SZW1vdmVQZXJtaXNzaW9uc1JlcXVlc3QaJi5sYXRjaGtleS52Mi5SZW1vdmVQZXJtaXNzaW9uc1Jlc3BvbnNlElkKDlNldFBlcm1pc3Npb25zEiIubGF0Y2hrZXkudjIuU2V0UGVybWlzc2lvbnNSZXF1ZXN0GiMubGF0Y2hrZXkudjIuU2V0UGVybWlzc2lvbnNSZXNwb25zZRJHCghBZGRSb2xlcxIcLmxhdGNoa2V5LnYyLkFkZFJvbGVzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkFkZFJvbGVzUmVzcG9uc2USUAoLUmVtb3ZlUm9sZXMSHy5sYXRjaGtleS52Mi5SZW1vdmVSb2xlc1JlcXVlc3QaIC5sYXRjaGtleS52Mi5SZW1vdmVSb2xlc1Jlc3BvbnNlEkcKCFNldFJvbGVzEhwubGF0Y2hrZXkudjIuU2V0Um9sZXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuU2V0Um9sZXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_identities, file_latchkey_v2_options, file_latchkey_v2_permissions]);
 
 /**
  * Key is the record of a key as returned by reads. Empty fields are omitted.
@@ -1300,6 +1300,322 @@ export const SetRolesResponseSchema: GenMessage<SetRolesResponse> = /*@__PURE__*
   messageDesc(file_latchkey_v2_keys, 35);
 
 /**
+ * VerifyKeyCredits says how many credits a verification spends.
+ *
+ * @generated from message latchkey.v2.VerifyKeyCredits
+ */
+export type VerifyKeyCredits = Message<"latchkey.v2.VerifyKeyCredits"> & {
+  /**
+   * Credits to spend, 0 to 10^12; 0 checks without spending. 1 when credits are not given.
+   *
+   * @generated from field: int64 cost = 1;
+   */
+  cost: bigint;
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyCredits.
+ * Use `create(VerifyKeyCreditsSchema)` to create a new message.
+ */
+export const VerifyKeyCreditsSchema: GenMessage<VerifyKeyCredits> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 36);
+
+/**
+ * VerifyKeyRatelimit names a rate limit to apply to this verification.
+ *
+ * @generated from message latchkey.v2.VerifyKeyRatelimit
+ */
+export type VerifyKeyRatelimit = Message<"latchkey.v2.VerifyKeyRatelimit"> & {
+  /**
+   * Name of a limit configured on the key or its identity, or of an ad-hoc limit.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Tokens to take, 0 to 10^12; 1 when omitted.
+   *
+   * @generated from field: optional int64 cost = 2;
+   */
+  cost?: bigint | undefined;
+
+  /**
+   * With `duration`: an ad-hoc limit of this many per window, counted per key.
+   *
+   * @generated from field: optional int64 limit = 3;
+   */
+  limit?: bigint | undefined;
+
+  /**
+   * With `limit`: the window of an ad-hoc limit in milliseconds, 1000 to 2592000000.
+   *
+   * @generated from field: optional int64 duration = 4;
+   */
+  duration?: bigint | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyRatelimit.
+ * Use `create(VerifyKeyRatelimitSchema)` to create a new message.
+ */
+export const VerifyKeyRatelimitSchema: GenMessage<VerifyKeyRatelimit> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 37);
+
+/**
+ * VerifyKeyRequest carries the secret key to verify and what the verification should spend.
+ *
+ * @generated from message latchkey.v2.VerifyKeyRequest
+ */
+export type VerifyKeyRequest = Message<"latchkey.v2.VerifyKeyRequest"> & {
+  /**
+   * The secret key, 1 to 512 characters.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Labels stored with the verification event, for analytics: at most 20, each 1 to 512 characters.
+   *
+   * @generated from field: repeated string tags = 2;
+   */
+  tags: string[];
+
+  /**
+   * A permissions query the key must satisfy: names joined with AND, OR and parentheses
+   * (AND binds tighter), e.g. "documents.read AND (billing.read OR admin)".
+   *
+   * @generated from field: optional string permissions = 3;
+   */
+  permissions?: string | undefined;
+
+  /**
+   * Credits to spend; 1 when omitted.
+   *
+   * @generated from field: latchkey.v2.VerifyKeyCredits credits = 4;
+   */
+  credits?: VerifyKeyCredits | undefined;
+
+  /**
+   * Rate limits to apply besides the auto-applied ones (at most 100).
+   *
+   * @generated from field: repeated latchkey.v2.VerifyKeyRatelimit ratelimits = 5;
+   */
+  ratelimits: VerifyKeyRatelimit[];
+
+  /**
+   * Accepted for compatibility with the public system; migrated keys verify without it.
+   *
+   * @generated from field: optional string migration_id = 6;
+   */
+  migrationId?: string | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyRequest.
+ * Use `create(VerifyKeyRequestSchema)` to create a new message.
+ */
+export const VerifyKeyRequestSchema: GenMessage<VerifyKeyRequest> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 38);
+
+/**
+ * VerifyKeyRatelimitResult is one rate limit a verification evaluated.
+ *
+ * @generated from message latchkey.v2.VerifyKeyRatelimitResult
+ */
+export type VerifyKeyRatelimitResult = Message<"latchkey.v2.VerifyKeyRatelimitResult"> & {
+  /**
+   * Id of the configured limit; "" for an ad-hoc limit.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Name of the limit.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Maximum cost per window.
+   *
+   * @generated from field: int64 limit = 3;
+   */
+  limit: bigint;
+
+  /**
+   * Window length in milliseconds.
+   *
+   * @generated from field: int64 duration = 4;
+   */
+  duration: bigint;
+
+  /**
+   * What is left in the current window.
+   *
+   * @generated from field: int64 remaining = 5;
+   */
+  remaining: bigint;
+
+  /**
+   * End of the current window, Unix milliseconds.
+   *
+   * @generated from field: int64 reset = 6;
+   */
+  reset: bigint;
+
+  /**
+   * Whether this limit refused the verification.
+   *
+   * @generated from field: bool exceeded = 7;
+   */
+  exceeded: boolean;
+
+  /**
+   * Whether the limit applies to every verification.
+   *
+   * @generated from field: bool auto_apply = 8;
+   */
+  autoApply: boolean;
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyRatelimitResult.
+ * Use `create(VerifyKeyRatelimitResultSchema)` to create a new message.
+ */
+export const VerifyKeyRatelimitResultSchema: GenMessage<VerifyKeyRatelimitResult> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 39);
+
+/**
+ * VerifyKeyResponseData is the outcome; for NOT_FOUND only `valid` and `code` are set.
+ *
+ * @generated from message latchkey.v2.VerifyKeyResponseData
+ */
+export type VerifyKeyResponseData = Message<"latchkey.v2.VerifyKeyResponseData"> & {
+  /**
+   * Whether the key may be used.
+   *
+   * @generated from field: bool valid = 1;
+   */
+  valid: boolean;
+
+  /**
+   * The outcome.
+   *
+   * @generated from field: latchkey.v2.VerifyKeyCode code = 2;
+   */
+  code: VerifyKeyCode;
+
+  /**
+   * Id of the key.
+   *
+   * @generated from field: optional string key_id = 3;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * Name of the key.
+   *
+   * @generated from field: optional string name = 4;
+   */
+  name?: string | undefined;
+
+  /**
+   * Metadata of the key, exactly as stored.
+   *
+   * @generated from field: google.protobuf.Struct meta = 5;
+   */
+  meta?: JsonObject | undefined;
+
+  /**
+   * Expiry, Unix milliseconds.
+   *
+   * @generated from field: optional int64 expires = 6;
+   */
+  expires?: bigint | undefined;
+
+  /**
+   * Remaining credits: after this verification's cost when VALID, the current balance otherwise.
+   *
+   * @generated from field: optional int64 credits = 7;
+   */
+  credits?: bigint | undefined;
+
+  /**
+   * Whether the key is enabled.
+   *
+   * @generated from field: optional bool enabled = 8;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * Permission slugs of the key (direct and through roles), sorted.
+   *
+   * @generated from field: repeated string permissions = 9;
+   */
+  permissions: string[];
+
+  /**
+   * Role names of the key, sorted.
+   *
+   * @generated from field: repeated string roles = 10;
+   */
+  roles: string[];
+
+  /**
+   * The identity of the key, with its rate limits not shadowed by the key's own.
+   *
+   * @generated from field: latchkey.v2.Identity identity = 11;
+   */
+  identity?: Identity | undefined;
+
+  /**
+   * The rate limits this verification evaluated.
+   *
+   * @generated from field: repeated latchkey.v2.VerifyKeyRatelimitResult ratelimits = 12;
+   */
+  ratelimits: VerifyKeyRatelimitResult[];
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyResponseData.
+ * Use `create(VerifyKeyResponseDataSchema)` to create a new message.
+ */
+export const VerifyKeyResponseDataSchema: GenMessage<VerifyKeyResponseData> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 40);
+
+/**
+ * VerifyKeyResponse is the envelope of VerifyKey: HTTP 200 whatever the outcome.
+ *
+ * @generated from message latchkey.v2.VerifyKeyResponse
+ */
+export type VerifyKeyResponse = Message<"latchkey.v2.VerifyKeyResponse"> & {
+  /**
+   * Request metadata.
+   *
+   * @generated from field: latchkey.v2.ResponseMeta meta = 1;
+   */
+  meta?: ResponseMeta | undefined;
+
+  /**
+   * The outcome.
+   *
+   * @generated from field: latchkey.v2.VerifyKeyResponseData data = 2;
+   */
+  data?: VerifyKeyResponseData | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.VerifyKeyResponse.
+ * Use `create(VerifyKeyResponseSchema)` to create a new message.
+ */
+export const VerifyKeyResponseSchema: GenMessage<VerifyKeyResponse> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_keys, 41);
+
+/**
  * CreditsOperation says how UpdateCredits changes the balance.
  *
  * @generated from enum latchkey.v2.CreditsOperation
@@ -1341,6 +1657,82 @@ export const CreditsOperationSchema: GenEnum<CreditsOperation> = /*@__PURE__*/
   enumDesc(file_latchkey_v2_keys, 0);
 
 /**
+ * VerifyKeyCode is the outcome of a verification.
+ *
+ * @generated from enum latchkey.v2.VerifyKeyCode
+ */
+export enum VerifyKeyCode {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every check passed.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_VALID = 1;
+   */
+  VALID = 1,
+
+  /**
+   * No such key here: unknown, deleted, another workspace, deleted API, or an API the root key may not verify.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_NOT_FOUND = 2;
+   */
+  NOT_FOUND = 2,
+
+  /**
+   * Reserved for a future IP allow-list; not produced.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_FORBIDDEN = 3;
+   */
+  FORBIDDEN = 3,
+
+  /**
+   * The permissions query is not satisfied.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_INSUFFICIENT_PERMISSIONS = 4;
+   */
+  INSUFFICIENT_PERMISSIONS = 4,
+
+  /**
+   * Not enough credits for the cost.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_USAGE_EXCEEDED = 5;
+   */
+  USAGE_EXCEEDED = 5,
+
+  /**
+   * A rate limit is exceeded.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_RATE_LIMITED = 6;
+   */
+  RATE_LIMITED = 6,
+
+  /**
+   * The key is disabled.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_DISABLED = 7;
+   */
+  DISABLED = 7,
+
+  /**
+   * The key is past its expiry.
+   *
+   * @generated from enum value: VERIFY_KEY_CODE_EXPIRED = 8;
+   */
+  EXPIRED = 8,
+}
+
+/**
+ * Describes the enum latchkey.v2.VerifyKeyCode.
+ */
+export const VerifyKeyCodeSchema: GenEnum<VerifyKeyCode> = /*@__PURE__*/
+  enumDesc(file_latchkey_v2_keys, 1);
+
+/**
  * KeysService manages the keys an API owner issues to its users. The secret is returned
  * once, at creation and by RerollKey; only its SHA-256 and a displayable start are stored.
  * Procedures that name a key by `key_id` answer 404 key_not_found for a key that does not
@@ -1358,6 +1750,19 @@ export const KeysService: GenService<{
     methodKind: "unary";
     input: typeof CreateKeyRequestSchema;
     output: typeof CreateKeyResponseSchema;
+  },
+  /**
+   * VerifyKey checks a secret key and, when it is valid, spends its rate limits and credits.
+   * Outcomes are answers (valid, code), not errors. The Authorization header is optional:
+   * without it the key is verified in its own workspace; with a root key, the key must be in
+   * the root key's workspace and an API it may verify (api.<apiId>.verify_key), else NOT_FOUND.
+   *
+   * @generated from rpc latchkey.v2.KeysService.VerifyKey
+   */
+  verifyKey: {
+    methodKind: "unary";
+    input: typeof VerifyKeyRequestSchema;
+    output: typeof VerifyKeyResponseSchema;
   },
   /**
    * GetKey returns the record of a key. Permission: api.<apiId>.read_key.

@@ -17,7 +17,7 @@ export function authenticateInterceptor(deps: Deps): Interceptor {
     if (procedure.auth === "none") return next(req);
     const bearer = parseBearer(req.header.get("authorization"));
     if (bearer.kind === "missing") {
-      if (procedure.auth === "optional") return next(req);
+      if (procedure.auth === "optional" && !deps.config.verifyRequiresRootKey) return next(req);
       throw errors.authenticationMissing();
     }
     if (bearer.kind === "malformed") throw errors.authenticationMalformed();

@@ -4,10 +4,10 @@ import { ErrorDetailSchema, ResponseMetaSchema } from "../../../gen/latchkey/v2/
 import { errorTypeUrl } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
 import type { Logger } from "../../log.js";
+import type { Metrics } from "../../metrics.js";
 import { callOf } from "../../services/call.js";
 import { procedureOf } from "../../services/procedures.js";
 import { isUnavailable } from "../../storage/db.js";
-import type { Metrics } from "../metrics.js";
 
 /**
  * Turns anything a procedure throws into a catalog error: ServiceErrors pass through,

@@ -10,12 +10,14 @@ import { migrateKeys } from "./migrate-keys.js";
 import { rerollKey } from "./reroll-key.js";
 import { updateCredits } from "./update-credits.js";
 import { updateKey } from "./update-key.js";
+import { verifyKey } from "./verify-key.js";
 import { whoami } from "./whoami.js";
 
 /** The KeysService implementation. */
 export function keysService(deps: Deps): ServiceImpl<typeof KeysService> {
   return {
     createKey: (req, ctx) => createKey(deps, req, ctx),
+    verifyKey: (req, ctx) => verifyKey(deps, req, ctx),
     getKey: (req, ctx) => getKey(deps, req, ctx),
     whoami: (req, ctx) => whoami(deps, req, ctx),
     updateKey: (req, ctx) => updateKey(deps, req, ctx),

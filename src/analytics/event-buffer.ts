@@ -1,0 +1,107 @@
+import type { Logger } from "../log.js";
+import type { Db } from "../storage/db.js";
+import {
+  ensureEventPartitions,
+  insertVerificationEvents,
+  type VerificationEvent,
+} from "../storage/queries/events.js";
+
+/** Sizing of the buffer. */
+export interface EventBufferOptions {
+  /** Events held at most; beyond, new events are dropped (and counted). */
+  maxEvents: number;
+  /** How often the buffer is written out. */
+  flushIntervalMs: number;
+  /** Events per insert statement. */
+  batchSize: number;
+}
+
+/** Counters of the buffer: `recorded + dropped` is every event offered. */
+export interface EventCounts {
+  recorded: number;
+  dropped: number;
+  written: number;
+  failedFlushes: number;
+}
+
+/**
+ * A bounded in-memory buffer of verification events, written to PostgreSQL in batches off
+ * the request path: `record` never waits and never fails. When the database is down the
+ * events stay buffered (up to the bound) and go out with a later flush. `stop` flushes.
+ * A crash loses at most what was buffered (about one flush interval).
+ */
+export class EventBuffer {
+  private events: VerificationEvent[] = [];
+  private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
+  private readonly partitions = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: EventBufferOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Buffers an event, or counts it as dropped when the buffer is full. */
+  record(event: VerificationEvent): void {
+    if (this.events.length >= this.options.maxEvents) {
+      this.counts.dropped++;
+      return;
+    }
+    this.events.push(event);
+    this.counts.recorded++;
+  }
+
+  /** A copy of the counters. */
+  stats(): EventCounts & { buffered: number } {
+    return { ...this.counts, buffered: this.events.length };
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and writes out everything buffered. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  /** Writes out the buffer; concurrent calls share one flush. */
+  flush(): Promise<void> {
+    this.flushing ??= this.writeAll().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.events.length > 0) {
+      const batch = this.events.slice(0, this.options.batchSize);
+      try {
+        await this.ensurePartitions(batch);
+        await insertVerificationEvents(this.db, batch);
+      } catch (err) {
+        this.counts.failedFlushes++;
+        this.log.warn(
+          { err, buffered: this.events.length },
+          "verification events not written; will retry",
+        );
+        return;
+      }
+      this.events.splice(0, batch.length);
+      this.counts.written += batch.length;
+    }
+  }
+
+  private async ensurePartitions(batch: readonly VerificationEvent[]): Promise<void> {
+    const days = batch
+      .map((e) => e.time)
+      .filter((t) => !this.partitions.has(String(Math.floor(t / 86_400_000))));
+    if (days.length === 0) return;
+    await ensureEventPartitions(this.db, days);
+    for (const t of days) this.partitions.add(String(Math.floor(t / 86_400_000)));
+  }
+}

@@ -1,0 +1,35 @@
+import { type Query, satisfies } from "./permission-query.js";
+
+/** The outcomes of a verification (the spec's codes). */
+export type VerifyCode =
+  | "VALID"
+  | "NOT_FOUND"
+  | "FORBIDDEN"
+  | "INSUFFICIENT_PERMISSIONS"
+  | "USAGE_EXCEEDED"
+  | "RATE_LIMITED"
+  | "DISABLED"
+  | "EXPIRED";
+
+/** What the status checks need to know about a key. */
+export interface KeyStatus {
+  enabled: boolean;
+  expiresAt: number | null;
+  permissions: readonly string[];
+}
+
+/**
+ * The checks that need no I/O, in DESIGN.md's order, first failure wins: DISABLED (whatever
+ * else is true, spec 3), EXPIRED (strictly after `expires`, server time), then the
+ * permissions query. Undefined when all pass (rate limits and credits come next).
+ */
+export function statusVerdict(
+  key: KeyStatus,
+  query: Query | undefined,
+  now: number,
+): VerifyCode | undefined {
+  if (!key.enabled) return "DISABLED";
+  if (key.expiresAt !== null && now > key.expiresAt) return "EXPIRED";
+  if (query && !satisfies(query, key.permissions)) return "INSUFFICIENT_PERMISSIONS";
+  return undefined;
+}

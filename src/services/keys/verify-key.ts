@@ -1,0 +1,180 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  VerifyKeyRequest,
+  VerifyKeyResponseSchema,
+} from "../../../gen/latchkey/v2/keys_pb.js";
+import { applyRefill } from "../../domain/credits.js";
+import { hashKey } from "../../domain/key-material.js";
+import { parseQuery, type Query, QuerySyntaxError } from "../../domain/permission-query.js";
+import { planLimits } from "../../domain/ratelimit-plan.js";
+import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root-permissions.js";
+import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
+import { errors } from "../../errors/service-error.js";
+import { counterName, type LimitCheck } from "../../ratelimit/limiter.js";
+import type { KeyRecordRow } from "../../storage/queries/key-records.js";
+import { type Call, callOf } from "../call.js";
+import type { Deps } from "../deps.js";
+import { verificationRecord } from "./verification-record.js";
+import { keyData, limitResult, notFoundData } from "./verify-response.js";
+
+type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
+
+/**
+ * Verifies a key: a fixed sequence of checks, the first failure wins (DESIGN.md
+ * "Verification"). Outcomes are answers with HTTP 200; only a bad request (400), a bad
+ * root key (401/403), an unknown requested rate limit (412) and an unreachable database
+ * (503) are errors. A refused verification spends neither tokens nor credits.
+ */
+export async function verifyKey(
+  deps: Deps,
+  req: VerifyKeyRequest,
+  ctx: HandlerContext,
+): Promise<Answer> {
+  const call = callOf(ctx.values);
+  // 1. The request, the permissions query included: 400 whatever the key's state.
+  const query = req.permissions === undefined ? undefined : parseOrThrow(req.permissions);
+  // 2. A root key, if given, must be able to verify keys of some API.
+  const principal = call.principal;
+  if (principal && !rootPermissionsMayAllow(principal.permissions, "api", "verify_key")) {
+    throw errors.insufficientPermissions("api.*.verify_key");
+  }
+  // 3. The key, in the root key's workspace and an API it may verify, else NOT_FOUND.
+  const record = await verificationRecord(deps, hashKey(req.key));
+  const visible =
+    record !== null &&
+    (!principal ||
+      (record.workspaceId === principal.workspaceId &&
+        rootPermissionsAllow(principal.permissions, `api.${record.apiId}.verify_key`)));
+  if (!record || !visible) return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
+  // 4. DISABLED, EXPIRED, then the permissions query.
+  const now = deps.clock.now();
+  const balance = applyRefill(record, now).remaining;
+  const status = statusVerdict(record, query, now);
+  if (status)
+    return answer(deps, call, req, record, status, 0, keyData(record, status, balance, []));
+  // 5. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
+  const plan = planLimits(
+    record.keyRatelimits,
+    record.identityRatelimits,
+    requestedLimits(req),
+    record.id,
+    record.identityId,
+  );
+  if (plan.unknown !== undefined)
+    throw errors.preconditionFailed(unknownLimit(plan.unknown, record));
+  const checks: LimitCheck[] = plan.planned.map((p) => ({
+    counter: counterName(record.workspaceId, p.scope, p.owner, p.name),
+    limit: p.limit,
+    durationMs: p.durationMs,
+    cost: p.cost,
+  }));
+  const decision =
+    checks.length > 0 ? await deps.limiter.check(checks, now) : { success: true, outcomes: [] };
+  const limits = plan.planned.map((p, i) =>
+    limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
+  );
+  if (!decision.success) {
+    return answer(
+      deps,
+      call,
+      req,
+      record,
+      "RATE_LIMITED",
+      0,
+      keyData(record, "RATE_LIMITED", balance, limits),
+    );
+  }
+  // 6. Credits: one conditional decrement, committed before we answer; refused → tokens back.
+  const cost = req.credits ? Number(req.credits.cost) : 1;
+  if (balance === null || cost === 0) {
+    return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", balance, limits));
+  }
+  let spent: Awaited<ReturnType<Deps["credits"]["spend"]>>;
+  try {
+    spent = await deps.credits.spend(record.creditsKeyId, cost);
+  } catch (err) {
+    await deps.limiter.refund(checks, now);
+    throw err;
+  }
+  switch (spent.status) {
+    case "spent":
+      return answer(
+        deps,
+        call,
+        req,
+        record,
+        "VALID",
+        cost,
+        keyData(record, "VALID", spent.remaining, limits),
+      );
+    case "unlimited":
+      return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", null, limits));
+    case "insufficient":
+      await deps.limiter.refund(checks, now);
+      return answer(
+        deps,
+        call,
+        req,
+        record,
+        "USAGE_EXCEEDED",
+        0,
+        keyData(record, "USAGE_EXCEEDED", spent.remaining, limits),
+      );
+    case "gone":
+      await deps.limiter.refund(checks, now);
+      return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
+  }
+}
+
+function parseOrThrow(permissions: string): Query {
+  try {
+    return parseQuery(permissions);
+  } catch (err) {
+    if (!(err instanceof QuerySyntaxError)) throw err;
+    throw errors.permissionsQuerySyntax(err.message, err.position);
+  }
+}
+
+function requestedLimits(req: VerifyKeyRequest) {
+  return req.ratelimits.map((r) => ({
+    name: r.name,
+    cost: r.cost === undefined ? undefined : Number(r.cost),
+    limit: r.limit === undefined ? undefined : Number(r.limit),
+    durationMs: r.duration === undefined ? undefined : Number(r.duration),
+  }));
+}
+
+function unknownLimit(name: string, r: KeyRecordRow): string {
+  const owner =
+    r.identityId === null
+      ? `for key '${r.id}' and there is no identity connected`
+      : `for key '${r.id}' nor identity '${r.identityId}' (externalId '${r.externalId}')`;
+  return `Rate limit '${name}' was requested but does not exist ${owner}; give limit and duration for an ad-hoc limit.`;
+}
+
+/** Records the verification event (never awaited) and the outcome metric, and answers. */
+function answer(
+  deps: Deps,
+  call: Call,
+  req: VerifyKeyRequest,
+  record: KeyRecordRow | null,
+  code: VerifyCode,
+  spentCredits: number,
+  data: Answer["data"],
+): Answer {
+  deps.events.record({
+    time: deps.clock.now(),
+    workspaceId: record?.workspaceId ?? call.principal?.workspaceId ?? "",
+    apiId: record?.apiId ?? null,
+    keyId: record?.id ?? null,
+    identityId: record?.identityId ?? null,
+    externalId: record?.externalId ?? null,
+    outcome: code,
+    tags: req.tags,
+    spentCredits,
+    requestId: call.requestId,
+  });
+  deps.metrics.verifications.inc({ code });
+  return { data };
+}

@@ -1,0 +1,83 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import {
+  VerifyKeyCode,
+  type VerifyKeyResponseDataSchema,
+} from "../../../gen/latchkey/v2/keys_pb.js";
+import type { PlannedLimit } from "../../domain/ratelimit-plan.js";
+import { visibleIdentityLimits } from "../../domain/ratelimit-plan.js";
+import type { VerifyCode } from "../../domain/verification.js";
+import type { LimitOutcome } from "../../ratelimit/limiter.js";
+import type { KeyRecordRow } from "../../storage/queries/key-records.js";
+import { recordRatelimit } from "./record.js";
+
+type Data = MessageInitShape<typeof VerifyKeyResponseDataSchema>;
+
+const CODES: Record<VerifyCode, VerifyKeyCode> = {
+  VALID: VerifyKeyCode.VALID,
+  NOT_FOUND: VerifyKeyCode.NOT_FOUND,
+  FORBIDDEN: VerifyKeyCode.FORBIDDEN,
+  INSUFFICIENT_PERMISSIONS: VerifyKeyCode.INSUFFICIENT_PERMISSIONS,
+  USAGE_EXCEEDED: VerifyKeyCode.USAGE_EXCEEDED,
+  RATE_LIMITED: VerifyKeyCode.RATE_LIMITED,
+  DISABLED: VerifyKeyCode.DISABLED,
+  EXPIRED: VerifyKeyCode.EXPIRED,
+};
+
+/** The answer for a key that is not there: only `valid` and `code`. */
+export function notFoundData(): Data {
+  return { valid: false, code: VerifyKeyCode.NOT_FOUND };
+}
+
+/** A rate limit as a verification reports it. */
+export function limitResult(p: PlannedLimit, o: LimitOutcome) {
+  return {
+    id: p.id,
+    name: p.name,
+    limit: BigInt(p.limit),
+    duration: BigInt(p.durationMs),
+    remaining: BigInt(o.remaining),
+    reset: BigInt(o.reset),
+    exceeded: !o.passed,
+    autoApply: p.autoApply,
+  };
+}
+
+/**
+ * The answer for a key that exists: the outcome and the key's fields (empty ones omitted),
+ * `credits` the balance to report (undefined for an unlimited key), `limits` the rate
+ * limits evaluated, if that step ran.
+ */
+export function keyData(
+  r: KeyRecordRow,
+  code: VerifyCode,
+  credits: number | null,
+  limits: ReturnType<typeof limitResult>[],
+): Data {
+  return {
+    valid: code === "VALID",
+    code: CODES[code],
+    keyId: r.id,
+    ...(r.name !== null ? { name: r.name } : {}),
+    ...(r.meta && Object.keys(r.meta).length > 0 ? { meta: r.meta } : {}),
+    ...(r.expiresAt !== null ? { expires: BigInt(r.expiresAt) } : {}),
+    ...(credits !== null ? { credits: BigInt(credits) } : {}),
+    enabled: r.enabled,
+    permissions: r.permissions,
+    roles: r.roles,
+    ...(r.identityId !== null
+      ? {
+          identity: {
+            id: r.identityId,
+            externalId: r.externalId ?? "",
+            ...(r.identityMeta && Object.keys(r.identityMeta).length > 0
+              ? { meta: r.identityMeta }
+              : {}),
+            ratelimits: visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits).map(
+              recordRatelimit,
+            ),
+          },
+        }
+      : {}),
+    ratelimits: limits,
+  };
+}

@@ -1,0 +1,60 @@
+import type { Db, Queryable } from "../db.js";
+
+/** One verification, as analytics reads it. */
+export interface VerificationEvent {
+  time: number;
+  /** The key's workspace, or the caller's when the key was not found ("" when neither). */
+  workspaceId: string;
+  apiId: string | null;
+  keyId: string | null;
+  identityId: string | null;
+  externalId: string | null;
+  outcome: string;
+  tags: string[];
+  spentCredits: number;
+  requestId: string;
+}
+
+const DAY_MS = 86_400_000;
+/** Serialises partition creation across processes. */
+const PARTITION_LOCK_ID = 727_274_003;
+
+/** The name of the daily partition that holds `time`: key_verifications_YYYYMMDD. */
+export function partitionName(time: number): string {
+  return `key_verifications_${new Date(time).toISOString().slice(0, 10).replaceAll("-", "")}`;
+}
+
+/**
+ * Creates the daily partitions holding these times, if they do not exist. The table name
+ * is built from a formatted date (digits only), never from input.
+ */
+export async function ensureEventPartitions(db: Db, times: Iterable<number>): Promise<void> {
+  for (const day of new Set([...times].map((t) => Math.floor(t / DAY_MS)))) {
+    const from = day * DAY_MS;
+    await db.transaction(async (tx) => {
+      await tx.query("select pg_advisory_xact_lock($1)", [PARTITION_LOCK_ID]);
+      await tx.exec(
+        `create table if not exists ${partitionName(from)}
+           partition of key_verifications for values from (${from}) to (${from + DAY_MS})`,
+      );
+    });
+  }
+}
+
+/** Appends verification events in one statement. */
+export async function insertVerificationEvents(
+  q: Queryable,
+  events: readonly VerificationEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await q.query(
+    `insert into key_verifications (time, workspace_id, api_id, key_id, identity_id, external_id,
+       outcome, tags, spent_credits, request_id)
+     select time, "workspaceId", "apiId", "keyId", "identityId", "externalId", outcome, tags,
+       "spentCredits", "requestId"
+     from jsonb_to_recordset($1::text::jsonb) as e(time bigint, "workspaceId" text, "apiId" text,
+       "keyId" text, "identityId" text, "externalId" text, outcome text, tags text[],
+       "spentCredits" bigint, "requestId" text)`,
+    [JSON.stringify(events)],
+  );
+}
