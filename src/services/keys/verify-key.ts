@@ -110,17 +110,16 @@ export async function verifyKey(
       );
     case "unlimited":
       return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", null, limits));
-    case "insufficient":
+    case "insufficient": {
       await deps.limiter.refund(checks, now);
-      return answer(
-        deps,
-        call,
-        req,
-        record,
-        "USAGE_EXCEEDED",
-        0,
-        keyData(record, "USAGE_EXCEEDED", spent.remaining, limits),
-      );
+      // The tokens went back: report the limits as they are now.
+      const back = limits.map((l, i) => ({
+        ...l,
+        remaining: l.remaining + BigInt(checks[i]?.cost ?? 0),
+      }));
+      const data = keyData(record, "USAGE_EXCEEDED", spent.remaining, back);
+      return answer(deps, call, req, record, "USAGE_EXCEEDED", 0, data);
+    }
     case "gone":
       await deps.limiter.refund(checks, now);
       return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
