@@ -85,7 +85,7 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export { DOORS };
+export { DOORS, type TestDoor };
 
 /** How a test call authenticates. */
 export type Auth = string | null | { header: string };

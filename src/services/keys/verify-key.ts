@@ -4,7 +4,7 @@ import type {
   VerifyKeyRequest,
   VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
-import { applyRefill } from "../../domain/credits.js";
+import { applyRefill, latestRefillBoundary } from "../../domain/credits.js";
 import { hashKey } from "../../domain/key-material.js";
 import { parseQuery, type Query, QuerySyntaxError } from "../../domain/permission-query.js";
 import { planLimits } from "../../domain/ratelimit-plan.js";
@@ -96,6 +96,13 @@ export async function verifyKey(
   } catch (err) {
     await deps.limiter.refund(checks, now);
     throw err;
+  }
+  if (spent.status === "spent" || spent.status === "insufficient") {
+    // Keep this node's cached record in step with the balance it just read, so answers that
+    // do not spend (cost 0, refusals) show a current balance; other nodes catch up by TTL.
+    record.remaining = spent.remaining;
+    if (record.refillAmount !== null)
+      record.lastRefillAt = latestRefillBoundary(now, record.refillDay);
   }
   switch (spent.status) {
     case "spent":
