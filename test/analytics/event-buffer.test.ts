@@ -1,0 +1,68 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { EventBuffer } from "../../src/analytics/event-buffer.js";
+import type { VerificationEvent } from "../../src/storage/queries/events.js";
+import { createTestDatabase, type TestDatabase } from "../harness/database.js";
+import { currentEngine } from "../harness/engine.js";
+
+let database: TestDatabase | undefined;
+afterEach(async () => {
+  await database?.drop();
+  database = undefined;
+});
+
+const event = (i: number, time: number): VerificationEvent => ({
+  time,
+  workspaceId: "ws_test",
+  apiId: "api_test",
+  keyId: `key_${i}`,
+  identityId: null,
+  externalId: null,
+  outcome: i % 2 === 0 ? "VALID" : "RATE_LIMITED",
+  tags: [`i=${i}`],
+  spentCredits: i % 3,
+  requestId: `req_${i}`,
+});
+
+describe("the verification event buffer", () => {
+  it("accounts for every event: recorded + dropped = offered, and writes what it recorded", async () => {
+    database = await createTestDatabase(currentEngine());
+    const buffer = new EventBuffer(
+      database.db,
+      { maxEvents: 250, flushIntervalMs: 60_000, batchSize: 100 },
+      pino({ level: "silent" }),
+    );
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 300; i++) buffer.record(event(i, day + i));
+    expect(buffer.stats()).toMatchObject({ recorded: 250, dropped: 50, buffered: 250, written: 0 });
+    await buffer.stop();
+    expect(buffer.stats()).toMatchObject({ recorded: 250, dropped: 50, buffered: 0, written: 250 });
+    const rows = await database.db.query<{ n: number; spent: number }>(
+      "select count(*)::int as n, sum(spent_credits)::int as spent from key_verifications",
+    );
+    expect(rows[0]?.n).toBe(250);
+    const parts = await database.db.query<{ name: string }>(
+      "select tablename as name from pg_tables where tablename like 'key_verifications_%' order by 1",
+    );
+    expect(parts.map((p) => p.name)).toEqual(["key_verifications_20260505"]);
+  });
+
+  it("writes events of several days into their daily partitions", async () => {
+    database = await createTestDatabase(currentEngine());
+    const buffer = new EventBuffer(
+      database.db,
+      { maxEvents: 100, flushIntervalMs: 60_000, batchSize: 10 },
+      pino({ level: "silent" }),
+    );
+    buffer.record(event(1, Date.parse("2026-05-05T23:59:59.999Z")));
+    buffer.record(event(2, Date.parse("2026-05-06T00:00:00Z")));
+    await buffer.flush();
+    const rows = await database.db.query<{ p: string; n: number }>(
+      "select tableoid::regclass::text as p, count(*)::int as n from key_verifications group by 1 order by 1",
+    );
+    expect(rows).toEqual([
+      { p: "key_verifications_20260505", n: 1 },
+      { p: "key_verifications_20260506", n: 1 },
+    ]);
+  });
+});
