@@ -1,8 +1,12 @@
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
 import {
+  type AnalyticsEvent,
+  type EventTable,
   ensureEventPartitions,
+  insertRatelimitEvents,
   insertVerificationEvents,
+  type RatelimitEvent,
   type VerificationEvent,
 } from "../storage/queries/events.js";
 
@@ -25,13 +29,13 @@ export interface EventCounts {
 }
 
 /**
- * A bounded in-memory buffer of verification events, written to PostgreSQL in batches off
- * the request path: `record` never waits and never fails. When the database is down the
+ * A bounded in-memory buffer of analytics events (verifications and rate-limit decisions),
+ * written to PostgreSQL in batches off the request path: `record` never waits and never fails. When the database is down the
  * events stay buffered (up to the bound) and go out with a later flush. `stop` flushes.
  * A crash loses at most what was buffered (about one flush interval).
  */
 export class EventBuffer {
-  private events: VerificationEvent[] = [];
+  private events: AnalyticsEvent[] = [];
   private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
   private readonly partitions = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -44,7 +48,7 @@ export class EventBuffer {
   ) {}
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
-  record(event: VerificationEvent): void {
+  record(event: AnalyticsEvent): void {
     if (this.events.length >= this.options.maxEvents) {
       this.counts.dropped++;
       return;
@@ -80,14 +84,25 @@ export class EventBuffer {
   private async writeAll(): Promise<void> {
     while (this.events.length > 0) {
       const batch = this.events.slice(0, this.options.batchSize);
+      const verifications = batch.filter(
+        (e): e is AnalyticsEvent & VerificationEvent => e.kind === "verification",
+      );
+      const decisions = batch.filter(
+        (e): e is AnalyticsEvent & RatelimitEvent => e.kind === "ratelimit",
+      );
       try {
-        await this.ensurePartitions(batch);
-        await insertVerificationEvents(this.db, batch);
+        await this.ensurePartitions("key_verifications", verifications);
+        await this.ensurePartitions("ratelimit_events", decisions);
+        // Both inserts commit together, so a retry after a failure writes no duplicates.
+        await this.db.transaction(async (tx) => {
+          await insertVerificationEvents(tx, verifications.map(withoutKind));
+          await insertRatelimitEvents(tx, decisions.map(withoutKind));
+        });
       } catch (err) {
         this.counts.failedFlushes++;
         this.log.warn(
           { err, buffered: this.events.length },
-          "verification events not written; will retry",
+          "analytics events not written; will retry",
         );
         return;
       }
@@ -96,12 +111,19 @@ export class EventBuffer {
     }
   }
 
-  private async ensurePartitions(batch: readonly VerificationEvent[]): Promise<void> {
-    const days = batch
-      .map((e) => e.time)
-      .filter((t) => !this.partitions.has(String(Math.floor(t / 86_400_000))));
-    if (days.length === 0) return;
-    await ensureEventPartitions(this.db, days);
-    for (const t of days) this.partitions.add(String(Math.floor(t / 86_400_000)));
+  private async ensurePartitions(
+    table: EventTable,
+    batch: readonly { time: number }[],
+  ): Promise<void> {
+    const key = (t: number) => `${table}:${Math.floor(t / 86_400_000)}`;
+    const times = batch.map((e) => e.time).filter((t) => !this.partitions.has(key(t)));
+    if (times.length === 0) return;
+    await ensureEventPartitions(this.db, table, times);
+    for (const t of times) this.partitions.add(key(t));
   }
+}
+
+function withoutKind<T extends { kind: string }>(e: T): Omit<T, "kind"> {
+  const { kind: _, ...rest } = e;
+  return rest;
 }

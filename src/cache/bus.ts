@@ -13,7 +13,9 @@ export type Invalidation =
   /** Roles or permissions of the workspace changed: any key's permissions may differ. */
   | { kind: "rbac"; workspaceId: string }
   /** A key changed, was created (its hash now exists) or was deleted. */
-  | { kind: "key"; workspaceId: string; id: string; hash: string };
+  | { kind: "key"; workspaceId: string; id: string; hash: string }
+  /** A rate-limit namespace or one of its overrides changed. */
+  | { kind: "namespace"; workspaceId: string; id: string };
 
 type Listener = (event: Invalidation) => void;
 

@@ -1,6 +1,7 @@
 import type { Clock } from "../domain/clock.js";
 import type { ApiRow } from "../storage/queries/apis.js";
 import type { KeyRecordRow } from "../storage/queries/key-records.js";
+import type { NamespaceRow, OverrideRow } from "../storage/queries/ratelimit-namespaces.js";
 import type { RootKeyRow } from "../storage/queries/root-keys.js";
 import type { InvalidationBus } from "./bus.js";
 import { TtlCache } from "./ttl-cache.js";
@@ -20,6 +21,14 @@ export interface Caches {
   apis: TtlCache<ApiRow | null>;
   /** Verification records of live keys by the hash of their secret (null: no such key). */
   keys: TtlCache<KeyRecordRow | null>;
+  /** Rate-limit namespaces with their overrides, by `workspaceId:id` and `workspaceId:name`. */
+  namespaces: TtlCache<NamespaceEntry>;
+}
+
+/** A namespace and its live overrides, as the rate limiter reads them. */
+export interface NamespaceEntry {
+  namespace: NamespaceRow;
+  overrides: OverrideRow[];
 }
 
 /** The cache key of an API. */
@@ -33,6 +42,7 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
     rootKeys: new TtlCache(options.maxEntries, options.ttlMs, clock),
     apis: new TtlCache(options.maxEntries, options.ttlMs, clock),
     keys: new TtlCache(options.maxEntries, options.ttlMs, clock),
+    namespaces: new TtlCache(options.maxEntries, options.ttlMs, clock),
   };
   bus.subscribe((e) => {
     switch (e.kind) {
@@ -40,6 +50,7 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         caches.rootKeys.clear();
         caches.apis.clear();
         caches.keys.clear();
+        caches.namespaces.clear();
         break;
       case "rootKeys":
         caches.rootKeys.clear();
@@ -57,6 +68,9 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         break;
       case "rbac":
         caches.keys.deleteWhere((r) => r?.workspaceId === e.workspaceId);
+        break;
+      case "namespace":
+        caches.namespaces.deleteWhere((n) => n.namespace.id === e.id);
         break;
     }
   });

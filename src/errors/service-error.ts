@@ -115,6 +115,15 @@ export const errors = {
       { location: "/permissions", message: `syntax error at position ${position}: ${message}` },
     ]);
   },
+  namespaceNotFound(): ServiceError {
+    return new ServiceError(catalog.ratelimitNamespaceNotFound, "This namespace does not exist.");
+  },
+  namespaceGone(): ServiceError {
+    return new ServiceError(catalog.ratelimitNamespaceGone, "This namespace has been deleted.");
+  },
+  overrideNotFound(): ServiceError {
+    return new ServiceError(catalog.ratelimitOverrideNotFound, "This override does not exist.");
+  },
   preconditionFailed(detail: string): ServiceError {
     return new ServiceError(catalog.preconditionFailed, detail);
   },

@@ -8,7 +8,11 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
-import { json as jsonOption, json_value as jsonValue } from "../../gen/latchkey/v2/options_pb.js";
+import {
+  json as jsonOption,
+  json_value as jsonValue,
+  message_rules as messageRules,
+} from "../../gen/latchkey/v2/options_pb.js";
 import { escapePointer } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
 import { recordJsonPresence } from "./presence.js";
@@ -301,4 +305,22 @@ export function encodeMessage(
     }
   }
   return out;
+}
+
+const bareArrayFields = new Map<string, string | null>();
+
+/**
+ * A bare JSON array as the body of a request whose message declares `bare_array_field`
+ * (ratelimit.multiLimit, as the public SDK sends it) means that field: `[...]` reads as
+ * `{"limits": [...]}`. Any other body is returned as is.
+ */
+export function acceptBareArray(desc: DescMessage, json: unknown): unknown {
+  if (!Array.isArray(json)) return json;
+  let jsonName = bareArrayFields.get(desc.typeName);
+  if (jsonName === undefined) {
+    const name = hasOption(desc, messageRules) ? getOption(desc, messageRules).bareArrayField : undefined;
+    jsonName = desc.fields.find((f) => f.name === name)?.jsonName ?? null;
+    bareArrayFields.set(desc.typeName, jsonName);
+  }
+  return jsonName === null ? json : { [jsonName]: json };
 }

@@ -9,7 +9,7 @@ import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
 import { errorType, toServiceError } from "./interceptors/request-context.js";
 import { type BoundProcedure, bindUnary, type UnarySpec } from "./invoke.js";
-import { decodeObject, encodeMessage } from "./json-codec.js";
+import { acceptBareArray, decodeObject, encodeMessage } from "./json-codec.js";
 import { LiteHeaders } from "./lite-headers.js";
 import {
   BodyTooLargeError,
@@ -107,7 +107,7 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         const violations: Violation[] = [];
         message = decodeObject(
           spec.method.input,
-          parseJson(body),
+          acceptBareArray(spec.method.input, parseJson(body)),
           "",
           violations,
         ) as unknown as Message;

@@ -189,6 +189,11 @@ export function validateMessage(
     const f = p.field;
     const at = `${pointer}/${f.jsonName}`;
     if (!isPresent(message, f)) {
+      // An empty list is "absent" over binary protobuf; a lower bound on items still applies.
+      if (f.fieldKind === "list" && p.minItems !== undefined && p.minItems > 0) {
+        out.push({ location: at, message: checkItems(0, p.minItems) as string });
+        continue;
+      }
       if (p.required && !satisfiesRequired(message, f))
         out.push({ location: at, message: "is required" });
       else if (p.required) checkScalar(p, f.scalar, message[f.localName], at, out);

@@ -4,6 +4,7 @@ import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
 import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
+import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
 import { apisService } from "./apis/index.js";
 import type { Deps } from "./deps.js";
 import { identitiesService } from "./identities/index.js";
@@ -11,6 +12,7 @@ import { keysService } from "./keys/index.js";
 import { livenessService } from "./liveness/index.js";
 import { permissionsService } from "./permissions/index.js";
 import { procedureOf } from "./procedures.js";
+import { ratelimitService } from "./ratelimit/index.js";
 
 /**
  * Every service Latchkey serves, assembled once and handed to every door. Checks at
@@ -23,6 +25,7 @@ export function createServices(deps: Deps): ServiceImplSpec[] {
     createServiceImplSpec<typeof KeysService>(KeysService, keysService(deps)),
     createServiceImplSpec<typeof IdentitiesService>(IdentitiesService, identitiesService(deps)),
     createServiceImplSpec<typeof PermissionsService>(PermissionsService, permissionsService(deps)),
+    createServiceImplSpec<typeof RatelimitService>(RatelimitService, ratelimitService(deps)),
   ];
   for (const spec of specs) for (const m of spec.service.methods) procedureOf(m);
   return specs;

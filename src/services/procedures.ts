@@ -63,6 +63,29 @@ export const procedures = {
     ],
     when: { createPermissions: "rbac.*.create_permission" },
   },
+  "ratelimit.limit": {
+    auth: "required",
+    permission: "ratelimit.{namespaceId}.limit",
+    when: { createNamespace: "ratelimit.*.limit" },
+  },
+  "ratelimit.multiLimit": {
+    auth: "required",
+    permission: "ratelimit.{namespaceId}.limit",
+    when: { createNamespace: "ratelimit.*.limit" },
+  },
+  "ratelimit.setOverride": { auth: "required", permission: "ratelimit.{namespaceId}.set_override" },
+  "ratelimit.getOverride": {
+    auth: "required",
+    permission: "ratelimit.{namespaceId}.read_override",
+  },
+  "ratelimit.listOverrides": {
+    auth: "required",
+    permission: "ratelimit.{namespaceId}.read_override",
+  },
+  "ratelimit.deleteOverride": {
+    auth: "required",
+    permission: "ratelimit.{namespaceId}.delete_override",
+  },
   "keys.addRoles": {
     auth: "required",
     permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key"],

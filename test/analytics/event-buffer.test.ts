@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventBuffer } from "../../src/analytics/event-buffer.js";
-import type { VerificationEvent } from "../../src/storage/queries/events.js";
+import type { AnalyticsEvent } from "../../src/storage/queries/events.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
 
@@ -11,7 +11,8 @@ afterEach(async () => {
   database = undefined;
 });
 
-const event = (i: number, time: number): VerificationEvent => ({
+const event = (i: number, time: number): AnalyticsEvent => ({
+  kind: "verification",
   time,
   workspaceId: "ws_test",
   apiId: "api_test",

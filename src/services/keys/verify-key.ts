@@ -170,6 +170,7 @@ function answer(
   data: Answer["data"],
 ): Answer {
   deps.events.record({
+    kind: "verification",
     time: deps.clock.now(),
     workspaceId: record?.workspaceId ?? call.principal?.workspaceId ?? "",
     apiId: record?.apiId ?? null,

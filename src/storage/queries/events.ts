@@ -15,27 +15,54 @@ export interface VerificationEvent {
   requestId: string;
 }
 
+/** One rate-limit decision of the ratelimit namespace, as analytics reads it. */
+export interface RatelimitEvent {
+  time: number;
+  workspaceId: string;
+  namespaceId: string;
+  identifier: string;
+  passed: boolean;
+  cost: number;
+  limit: number;
+  durationMs: number;
+  remaining: number;
+  overrideId: string | null;
+  requestId: string;
+}
+
+/** An event of either kind, tagged. */
+export type AnalyticsEvent =
+  | ({ kind: "verification" } & VerificationEvent)
+  | ({ kind: "ratelimit" } & RatelimitEvent);
+
+/** The partitioned tables events go to. */
+export type EventTable = "key_verifications" | "ratelimit_events";
+
 const DAY_MS = 86_400_000;
 /** Serialises partition creation across processes. */
 const PARTITION_LOCK_ID = 727_274_003;
 
-/** The name of the daily partition that holds `time`: key_verifications_YYYYMMDD. */
-export function partitionName(time: number): string {
-  return `key_verifications_${new Date(time).toISOString().slice(0, 10).replaceAll("-", "")}`;
+/** The name of the daily partition of `table` that holds `time`: <table>_YYYYMMDD. */
+export function partitionName(table: EventTable, time: number): string {
+  return `${table}_${new Date(time).toISOString().slice(0, 10).replaceAll("-", "")}`;
 }
 
 /**
- * Creates the daily partitions holding these times, if they do not exist. The table name
- * is built from a formatted date (digits only), never from input.
+ * Creates the daily partitions of `table` holding these times, if they do not exist. The
+ * table names come from a fixed list and a formatted date (digits only), never from input.
  */
-export async function ensureEventPartitions(db: Db, times: Iterable<number>): Promise<void> {
+export async function ensureEventPartitions(
+  db: Db,
+  table: EventTable,
+  times: Iterable<number>,
+): Promise<void> {
   for (const day of new Set([...times].map((t) => Math.floor(t / DAY_MS)))) {
     const from = day * DAY_MS;
     await db.transaction(async (tx) => {
       await tx.query("select pg_advisory_xact_lock($1)", [PARTITION_LOCK_ID]);
       await tx.exec(
-        `create table if not exists ${partitionName(from)}
-           partition of key_verifications for values from (${from}) to (${from + DAY_MS})`,
+        `create table if not exists ${partitionName(table, from)}
+           partition of ${table} for values from (${from}) to (${from + DAY_MS})`,
       );
     });
   }
@@ -55,6 +82,24 @@ export async function insertVerificationEvents(
      from jsonb_to_recordset($1::text::jsonb) as e(time bigint, "workspaceId" text, "apiId" text,
        "keyId" text, "identityId" text, "externalId" text, outcome text, tags text[],
        "spentCredits" bigint, "requestId" text)`,
+    [JSON.stringify(events)],
+  );
+}
+
+/** Appends rate-limit decision events in one statement. */
+export async function insertRatelimitEvents(
+  q: Queryable,
+  events: readonly RatelimitEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await q.query(
+    `insert into ratelimit_events (time, workspace_id, namespace_id, identifier, passed, cost,
+       window_limit, duration_ms, remaining, override_id, request_id)
+     select time, "workspaceId", "namespaceId", identifier, passed, cost, "limit", "durationMs",
+       remaining, "overrideId", "requestId"
+     from jsonb_to_recordset($1::text::jsonb) as e(time bigint, "workspaceId" text,
+       "namespaceId" text, identifier text, passed boolean, cost bigint, "limit" bigint,
+       "durationMs" bigint, remaining bigint, "overrideId" text, "requestId" text)`,
     [JSON.stringify(events)],
   );
 }
