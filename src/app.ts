@@ -9,6 +9,8 @@ import { newId } from "./domain/ids.js";
 import { createLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics, registerEventMetrics } from "./metrics.js";
 import { MemoryLimiter } from "./ratelimit/memory.js";
+import { RedisLimiter } from "./ratelimit/redis.js";
+import { ResilientLimiter } from "./ratelimit/resilient.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
@@ -71,6 +73,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
       clock,
       bus,
     );
+    const redis = config.redisUrl ? new RedisLimiter(config.redisUrl) : undefined;
+    if (redis && !(await redis.ready(5_000))) {
+      log.warn(
+        { mode: config.ratelimitFailureMode },
+        "Redis is not reachable yet; rate limits follow RATELIMIT_FAILURE_MODE until it is",
+      );
+    }
     const events = new EventBuffer(
       db,
       {
@@ -89,7 +98,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
       log,
       config,
       metrics,
-      limiter: new MemoryLimiter(clock),
+      limiter: redis
+        ? new ResilientLimiter(
+            redis,
+            config.ratelimitFailureMode,
+            () => metrics.ratelimitFailures.inc(),
+            log,
+          )
+        : new MemoryLimiter(clock),
       credits: new CreditSpender(db, clock),
       events,
     };

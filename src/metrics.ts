@@ -9,6 +9,8 @@ export interface Metrics {
   invalidationsReceived: Counter;
   /** Verification outcomes by code. */
   verifications: Counter<"code">;
+  /** Decisions the rate limiter's backend (Redis) could not make. */
+  ratelimitFailures: Counter;
 }
 
 /** Creates the registry with request count and latency per procedure, door and status. */
@@ -28,6 +30,11 @@ export function createMetrics(): Metrics {
     labelNames: ["code"] as const,
     registers: [registry],
   });
+  const ratelimitFailures = new Counter({
+    name: "latchkey_ratelimit_backend_failures_total",
+    help: "Rate-limit decisions or refunds the backend (Redis) failed; RATELIMIT_FAILURE_MODE decided the answer.",
+    registers: [registry],
+  });
   const invalidationsReceived = new Counter({
     name: "latchkey_invalidations_received_total",
     help: "Invalidation notifications received from other nodes.",
@@ -39,6 +46,7 @@ export function createMetrics(): Metrics {
     registry,
     invalidationsReceived,
     verifications,
+    ratelimitFailures,
     observe(procedure, door, status, seconds) {
       // The histogram's _count series is the request count per label set.
       const key = `${procedure} ${door} ${status}`;

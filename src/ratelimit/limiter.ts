@@ -50,3 +50,28 @@ export function counterName(
 ): string {
   return `{${workspaceId}}:${scope}:${owner}:${name}`;
 }
+
+/** A counter's state before a decision: what it held in the current window. */
+export interface CounterState {
+  check: LimitCheck;
+  reset: number;
+  /** Tokens already taken in the window. */
+  current: number;
+}
+
+/**
+ * The all-or-nothing decision over counters read at one instant: it succeeds when every
+ * counter has room for its cost (a limit of 0 never has room). Remaining counts are
+ * after the cost when the decision succeeds; when it fails, a counter with room shows its
+ * remaining as if nothing was taken, and a counter without room shows 0.
+ */
+export function decideAll(states: readonly CounterState[]): LimitDecision {
+  const fits = states.map((s) => s.check.limit > 0 && s.current + s.check.cost <= s.check.limit);
+  const success = fits.every(Boolean);
+  const outcomes = states.map((s, i) => {
+    const passed = fits[i] as boolean;
+    const left = !passed ? 0 : s.check.limit - s.current - (success ? s.check.cost : 0);
+    return { passed, remaining: Math.max(0, left), reset: s.reset };
+  });
+  return { success, outcomes };
+}

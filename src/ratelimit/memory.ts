@@ -1,5 +1,5 @@
 import { windowAt } from "../domain/windows.js";
-import type { LimitCheck, LimitDecision, Limiter, LimitOutcome } from "./limiter.js";
+import { decideAll, type LimitCheck, type LimitDecision, type Limiter } from "./limiter.js";
 
 interface Counter {
   windowStart: number;
@@ -24,38 +24,30 @@ export class MemoryLimiter implements Limiter {
   }
 
   async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {
-    const states = checks.map((c) => {
-      const w = windowAt(now, c.durationMs);
-      const key = `${c.counter}|${c.durationMs}`;
-      const entry = this.counters.get(key);
+    const states = checks.map((check) => {
+      const w = windowAt(now, check.durationMs);
+      const entry = this.counters.get(`${check.counter}|${check.durationMs}`);
       const current = entry && entry.windowStart === w.start ? entry.count : 0;
-      const fits = c.limit > 0 && current + c.cost <= c.limit;
-      return { c, w, key, current, fits };
+      return { check, reset: w.reset, current, windowStart: w.start };
     });
-    const success = states.every((s) => s.fits);
-    const outcomes: LimitOutcome[] = states.map((s) => {
-      if (success && s.c.cost > 0) {
-        this.counters.set(s.key, {
-          windowStart: s.w.start,
-          reset: s.w.reset,
-          count: s.current + s.c.cost,
+    const decision = decideAll(states);
+    if (decision.success) {
+      for (const s of states) {
+        if (s.check.cost === 0) continue;
+        this.counters.set(`${s.check.counter}|${s.check.durationMs}`, {
+          windowStart: s.windowStart,
+          reset: s.reset,
+          count: s.current + s.check.cost,
         });
       }
-      const remaining = !s.fits
-        ? 0
-        : success
-          ? s.c.limit - s.current - s.c.cost
-          : s.c.limit - s.current;
-      return { passed: s.fits, remaining: Math.max(0, remaining), reset: s.w.reset };
-    });
+    }
     if (this.counters.size > SWEEP_THRESHOLD) this.sweep(now);
-    return { success, outcomes };
+    return decision;
   }
 
   async refund(checks: readonly LimitCheck[], now: number): Promise<void> {
     for (const c of checks) {
-      const key = `${c.counter}|${c.durationMs}`;
-      const entry = this.counters.get(key);
+      const entry = this.counters.get(`${c.counter}|${c.durationMs}`);
       if (entry && entry.windowStart === windowAt(now, c.durationMs).start) {
         entry.count = Math.max(0, entry.count - c.cost);
       }

@@ -318,7 +318,9 @@ export function acceptBareArray(desc: DescMessage, json: unknown): unknown {
   if (!Array.isArray(json)) return json;
   let jsonName = bareArrayFields.get(desc.typeName);
   if (jsonName === undefined) {
-    const name = hasOption(desc, messageRules) ? getOption(desc, messageRules).bareArrayField : undefined;
+    const name = hasOption(desc, messageRules)
+      ? getOption(desc, messageRules).bareArrayField
+      : undefined;
     jsonName = desc.fields.find((f) => f.name === name)?.jsonName ?? null;
     bareArrayFields.set(desc.typeName, jsonName);
   }

@@ -1,0 +1,127 @@
+import { Redis } from "ioredis";
+import { windowAt } from "../domain/windows.js";
+import { decideAll, type LimitCheck, type LimitDecision, type Limiter } from "./limiter.js";
+
+/**
+ * One round trip per decision: reads every counter of the current window, and takes every
+ * cost only if every counter has room (all-or-nothing, atomic: a Lua script runs alone).
+ * KEYS: one counter per limit, its window start in the name. ARGV: limit, cost and time to
+ * live (ms) per key. Returns the counts before the decision, then 1 or 0.
+ */
+const CHECK = `
+local n = #KEYS
+local out = {}
+local ok = 1
+for i = 1, n do
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  out[i] = c
+  local limit = tonumber(ARGV[3 * i - 2])
+  local cost = tonumber(ARGV[3 * i - 1])
+  if limit <= 0 or c + cost > limit then ok = 0 end
+end
+if ok == 1 then
+  for i = 1, n do
+    local cost = tonumber(ARGV[3 * i - 1])
+    if cost > 0 then
+      redis.call('INCRBY', KEYS[i], cost)
+      redis.call('PEXPIRE', KEYS[i], ARGV[3 * i])
+    end
+  end
+end
+out[n + 1] = ok
+return out
+`;
+
+/** Gives back tokens (never below zero). ARGV: the cost per key. */
+const REFUND = `
+for i = 1, #KEYS do
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local cost = tonumber(ARGV[i])
+  if c > 0 then
+    if c <= cost then redis.call('DEL', KEYS[i]) else redis.call('DECRBY', KEYS[i], cost) end
+  end
+end
+return 1
+`;
+
+/** Counters outlive their window a little, so a node whose clock lags still finds them. */
+const EXPIRY_SLACK_MS = 5_000;
+
+type LimiterRedis = Redis & {
+  latchkeyCheck(numberOfKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  latchkeyRefund(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+};
+
+/**
+ * The limiter shared by every Latchkey process through Redis (or Redis Cluster: the keys of
+ * one decision share the workspace hash tag, so they live on one slot). Exact across
+ * processes. Commands fail fast while Redis is unreachable (no offline queue); the client
+ * keeps reconnecting, so counting resumes by itself.
+ */
+export class RedisLimiter implements Limiter {
+  private readonly redis: LimiterRedis;
+
+  constructor(url: string) {
+    this.redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2_000,
+      commandTimeout: 1_000,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    }) as LimiterRedis;
+    // An unreachable Redis is reported per command; this only keeps the error off stderr.
+    this.redis.on("error", () => {});
+    this.redis.defineCommand("latchkeyCheck", { lua: CHECK });
+    this.redis.defineCommand("latchkeyRefund", { lua: REFUND });
+  }
+
+  /**
+   * Resolves true once connected, or false after `timeoutMs` (Latchkey then starts anyway:
+   * RATELIMIT_FAILURE_MODE decides while Redis is away, and the client keeps trying).
+   */
+  ready(timeoutMs: number): Promise<boolean> {
+    if (this.redis.status === "ready") return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.redis.off("ready", onReady);
+        resolve(false);
+      }, timeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.redis.once("ready", onReady);
+    });
+  }
+
+  async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {
+    const windows = checks.map((c) => windowAt(now, c.durationMs));
+    const keys = checks.map((c, i) => redisKey(c, (windows[i] as { start: number }).start));
+    const args: (string | number)[] = [];
+    checks.forEach((c, i) => {
+      args.push(c.limit, c.cost, (windows[i] as { reset: number }).reset - now + EXPIRY_SLACK_MS);
+    });
+    const counts = await this.redis.latchkeyCheck(keys.length, ...keys, ...args);
+    return decideAll(
+      checks.map((check, i) => ({
+        check,
+        reset: (windows[i] as { reset: number }).reset,
+        current: counts[i] as number,
+      })),
+    );
+  }
+
+  async refund(checks: readonly LimitCheck[], now: number): Promise<void> {
+    const keys = checks.map((c) => redisKey(c, windowAt(now, c.durationMs).start));
+    await this.redis.latchkeyRefund(keys.length, ...keys, ...checks.map((c) => c.cost));
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+/** `lk:{ws_...}:<scope>:<owner>:<name>:<durationMs>:<windowStart>`; the hash tag comes first. */
+function redisKey(c: LimitCheck, windowStart: number): string {
+  return `lk:${c.counter}:${c.durationMs}:${windowStart}`;
+}
