@@ -19,7 +19,8 @@ export interface Decided {
 /**
  * Decides limits all-or-nothing: resolves (or creates) each namespace, checks the caller may
  * limit in it, applies the identifier's override (limit and window), and asks the limiter
- * to take every cost or none. Each decision becomes an analytics event.
+ * to take every cost or none. Each decision becomes an analytics event unless the caller sent
+ * `X-Unkey-Metrics: disabled`.
  */
 export async function decide(
   deps: Deps,
@@ -46,22 +47,25 @@ export async function decide(
     now,
   );
   const requestId = callOf(ctx.values).requestId;
+  // The public system's SDK sends this to keep a decision out of analytics.
+  const logged = ctx.requestHeader.get("x-unkey-metrics")?.toLowerCase() !== "disabled";
   const decided = plans.map((p, i) => {
     const outcome = decision.outcomes[i] as LimitOutcome;
-    deps.events.record({
-      kind: "ratelimit",
-      time: now,
-      workspaceId,
-      namespaceId: p.namespaceId,
-      identifier: p.r.identifier,
-      passed: decision.success,
-      cost: decision.success ? p.check.cost : 0,
-      limit: p.check.limit,
-      durationMs: p.check.durationMs,
-      remaining: outcome.remaining,
-      overrideId: p.overrideId ?? null,
-      requestId,
-    });
+    if (logged)
+      deps.events.record({
+        kind: "ratelimit",
+        time: now,
+        workspaceId,
+        namespaceId: p.namespaceId,
+        identifier: p.r.identifier,
+        passed: decision.success,
+        cost: decision.success ? p.check.cost : 0,
+        limit: p.check.limit,
+        durationMs: p.check.durationMs,
+        remaining: outcome.remaining,
+        overrideId: p.overrideId ?? null,
+        requestId,
+      });
     return {
       namespace: p.r.namespace,
       identifier: p.r.identifier,

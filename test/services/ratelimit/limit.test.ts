@@ -221,6 +221,28 @@ describe("rate-limit events", () => {
       { passed: false, identifier: "ev" },
     ]);
   });
+
+  it("leaves a decision out when the caller sends X-Unkey-Metrics: disabled", async () => {
+    const ns = `events.quiet.${++n}`;
+    const body = { namespace: ns, identifier: "q", limit: 5, duration: HOUR };
+    const res = await s.raw("/v2/ratelimit.limit", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${s.rootKey}`,
+        "content-type": "application/json",
+        "x-unkey-metrics": "disabled",
+      },
+      body: JSON.stringify(body),
+    });
+    expect(res.body.data.success).toBe(true);
+    await s.call("json", "ratelimit.limit", body);
+    await s.app.deps.events.flush();
+    const rows = await s.db.query<{ remaining: number }>(
+      "select e.remaining from ratelimit_events e join ratelimit_namespaces n on n.id = e.namespace_id where n.name = $1",
+      [ns],
+    );
+    expect(rows.map((r) => Number(r.remaining))).toEqual([3]);
+  });
 });
 
 runAuthCases(s, "ratelimit.limit", () => ({
