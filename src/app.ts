@@ -1,6 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { bootstrap } from "./admin/bootstrap.js";
 import { EventBuffer } from "./analytics/event-buffer.js";
+import { loadQueryParser } from "./analytics/query.js";
+import { scheduleRetention } from "./analytics/retention.js";
 import { InvalidationBus } from "./cache/bus.js";
 import { createCaches } from "./cache/caches.js";
 import type { Config } from "./config.js";
@@ -25,6 +27,7 @@ import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
 import { migrate } from "./storage/migrate.js";
 import { openDatabase } from "./storage/open.js";
+import { analyticsSchema } from "./storage/queries/analytics.js";
 
 /** What tests and embedders may supply instead of the defaults. */
 export interface AppOptions {
@@ -66,6 +69,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const db = opts.db ?? (await openDatabase(config));
   try {
     await migrate(db, clock.now());
+    await loadQueryParser();
     const metrics = createMetrics();
     const bus = new InvalidationBus(newId("node"), () => metrics.invalidationsReceived.inc());
     const caches = createCaches(
@@ -108,11 +112,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
         : new MemoryLimiter(clock),
       credits: new CreditSpender(db, clock),
       events,
+      analyticsSchema: await analyticsSchema(db),
     };
     const created = await bootstrap(deps, config.rootKey, log);
     if (created) (opts.onRootKeyCreated ?? printRootKey)(created);
     await bus.start(db);
     events.start();
+    const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);
 
     const services = createServices(deps);
     const interceptors = [
@@ -156,6 +162,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
             grpcDoor?.drain(config.shutdownTimeoutMs),
           ]);
           shutdown.abort(new Error("server stopped"));
+          retention.stop();
           await events.stop();
           await deps.limiter.close();
           await bus.stop();

@@ -19,6 +19,12 @@ export interface Config {
   eventBufferSize: number;
   /** How often buffered events are written. */
   eventFlushIntervalMs: number;
+  /** Analytics older than this many days is removed. */
+  eventRetentionDays: number;
+  /** Longest an analytics query may run (PostgreSQL). */
+  analyticsTimeoutMs: number;
+  /** Most rows an analytics query may return. */
+  analyticsMaxRows: number;
   shutdownTimeoutMs: number;
   /** Largest request body on every door. */
   maxBodyBytes: number;
@@ -93,6 +99,9 @@ export function loadConfig(env: Env = process.env): Config {
     cacheTtlMs: int(env, "CACHE_TTL_MS", 10_000, 0, 30_000),
     eventBufferSize: int(env, "EVENT_BUFFER_SIZE", 100_000, 1, 10_000_000),
     eventFlushIntervalMs: int(env, "EVENT_FLUSH_INTERVAL_MS", 1_000, 10, 60_000),
+    eventRetentionDays: int(env, "EVENT_RETENTION_DAYS", 90, 1, 3650),
+    analyticsTimeoutMs: int(env, "ANALYTICS_TIMEOUT_MS", 5_000, 100, 300_000),
+    analyticsMaxRows: int(env, "ANALYTICS_MAX_ROWS", 10_000, 1, 1_000_000),
     shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     maxBodyBytes: 1024 * 1024,
   };

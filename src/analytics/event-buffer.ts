@@ -1,3 +1,5 @@
+import { rollUp } from "../domain/analytics/rollups.js";
+import { GRANULARITIES } from "../domain/analytics/tables.js";
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
 import {
@@ -9,6 +11,8 @@ import {
   type RatelimitEvent,
   type VerificationEvent,
 } from "../storage/queries/events.js";
+import { rollupAdd } from "../storage/queries/rollups.js";
+import { LastUsedWriter } from "./last-used.js";
 
 /** Sizing of the buffer. */
 export interface EventBufferOptions {
@@ -32,7 +36,8 @@ export interface EventCounts {
  * A bounded in-memory buffer of analytics events (verifications and rate-limit decisions),
  * written to PostgreSQL in batches off the request path: `record` never waits and never fails. When the database is down the
  * events stay buffered (up to the bound) and go out with a later flush. `stop` flushes.
- * A crash loses at most what was buffered (about one flush interval).
+ * A crash loses at most what was buffered (about one flush interval). Each flush also adds
+ * the verifications to the minute, hour, day and month rollups and moves keys' lastUsedAt.
  */
 export class EventBuffer {
   private events: AnalyticsEvent[] = [];
@@ -40,12 +45,15 @@ export class EventBuffer {
   private readonly partitions = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private readonly lastUsed: LastUsedWriter;
 
   constructor(
     private readonly db: Db,
     private readonly options: EventBufferOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.lastUsed = new LastUsedWriter(db, log);
+  }
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
   record(event: AnalyticsEvent): void {
@@ -93,10 +101,14 @@ export class EventBuffer {
       try {
         await this.ensurePartitions("key_verifications", verifications);
         await this.ensurePartitions("ratelimit_events", decisions);
-        // Both inserts commit together, so a retry after a failure writes no duplicates.
+        await this.ensurePartitions("verifications_per_minute", verifications);
+        // The raw events and the rollups commit together, so a retry after a failure
+        // writes no duplicates and the rollups always agree with the raw tables.
+        const rollups = rollUp(verifications);
         await this.db.transaction(async (tx) => {
           await insertVerificationEvents(tx, verifications.map(withoutKind));
           await insertRatelimitEvents(tx, decisions.map(withoutKind));
+          for (const g of GRANULARITIES) await rollupAdd(tx, g, rollups[g]);
         });
       } catch (err) {
         this.counts.failedFlushes++;
@@ -108,6 +120,7 @@ export class EventBuffer {
       }
       this.events.splice(0, batch.length);
       this.counts.written += batch.length;
+      await this.lastUsed.write(verifications);
     }
   }
 

@@ -179,4 +179,34 @@ export const errors = {
       `The request body could not be read: ${reason}`,
     );
   },
+  analyticsQueryRefused(
+    kind: "query" | "query_type" | "table" | "function",
+    message: string,
+  ): ServiceError {
+    const entry = {
+      query: catalog.invalidAnalyticsQuery,
+      query_type: catalog.invalidAnalyticsQueryType,
+      table: catalog.invalidAnalyticsTable,
+      function: catalog.invalidAnalyticsFunction,
+    }[kind];
+    return new ServiceError(entry, message, [{ location: "/query", message }]);
+  },
+  queryTimeout(timeoutMs: number): ServiceError {
+    return new ServiceError(
+      catalog.queryExecutionTimeout,
+      `The query ran longer than ${timeoutMs} ms; narrow its time range or use a rollup table.`,
+    );
+  },
+  queryRowsLimit(maxRows: number): ServiceError {
+    return new ServiceError(
+      catalog.queryRowsLimitExceeded,
+      `The query returns more than ${maxRows} rows; aggregate it or add a LIMIT.`,
+    );
+  },
+  queryResultTooLarge(maxBytes: number): ServiceError {
+    return new ServiceError(
+      catalog.queryMemoryLimitExceeded,
+      `The query's result is larger than ${maxBytes} bytes; select fewer columns or rows.`,
+    );
+  },
 } as const;

@@ -21,4 +21,6 @@ export interface Deps {
   limiter: Limiter;
   credits: CreditSpender;
   events: EventBuffer;
+  /** The quoted schema of Latchkey's tables, for analytics statements. */
+  analyticsSchema: string;
 }

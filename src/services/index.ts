@@ -1,10 +1,12 @@
 import { createServiceImplSpec, type ServiceImplSpec } from "@connectrpc/connect";
+import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
 import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { analyticsService } from "./analytics/index.js";
 import { apisService } from "./apis/index.js";
 import type { Deps } from "./deps.js";
 import { identitiesService } from "./identities/index.js";
@@ -26,6 +28,7 @@ export function createServices(deps: Deps): ServiceImplSpec[] {
     createServiceImplSpec<typeof IdentitiesService>(IdentitiesService, identitiesService(deps)),
     createServiceImplSpec<typeof PermissionsService>(PermissionsService, permissionsService(deps)),
     createServiceImplSpec<typeof RatelimitService>(RatelimitService, ratelimitService(deps)),
+    createServiceImplSpec<typeof AnalyticsService>(AnalyticsService, analyticsService(deps)),
   ];
   for (const spec of specs) for (const m of spec.service.methods) procedureOf(m);
   return specs;

@@ -86,6 +86,10 @@ export const procedures = {
     auth: "required",
     permission: "ratelimit.{namespaceId}.delete_override",
   },
+  // Checked by the procedure: api.*.read_analytics reads the workspace, per-API grants only
+  // those APIs' rows (src/domain/analytics/scope.ts).
+  "analytics.getVerifications": { auth: "required", permission: "api.{apiId}.read_analytics" },
+  "analytics.listAuditLogs": { auth: "required", permission: "audit.*.read" },
   "keys.addRoles": {
     auth: "required",
     permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key"],

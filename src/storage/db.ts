@@ -5,9 +5,18 @@
  */
 export type Row = Record<string, unknown>;
 
+/** How one query runs. */
+export interface QueryOptions {
+  /**
+   * false: do not keep a prepared statement for this text (for texts that rarely repeat, such
+   * as analytics queries, which would otherwise fill every connection's statement cache).
+   */
+  prepare?: boolean;
+}
+
 /** Something that runs SQL with `$1`-style bound parameters. */
 export interface Queryable {
-  query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T = Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }

@@ -1,5 +1,11 @@
 import postgres from "postgres";
-import { type Db, DbUnavailableError, isUnavailable, type Queryable } from "./db.js";
+import {
+  type Db,
+  DbUnavailableError,
+  isUnavailable,
+  type Queryable,
+  type QueryOptions,
+} from "./db.js";
 
 /** Options of the PostgreSQL adapter. */
 export interface PostgresOptions {
@@ -36,10 +42,14 @@ export function openPostgres(options: PostgresOptions): Db {
   });
 
   const runner = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    async query<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    async query<T>(
+      text: string,
+      params: readonly unknown[] = [],
+      options: QueryOptions = {},
+    ): Promise<T[]> {
       try {
         const rows = await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
-          prepare: true,
+          prepare: options.prepare ?? true,
         });
         return rows as unknown as T[];
       } catch (err) {

@@ -5,6 +5,7 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
+import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../gen/latchkey/v2/common_pb.js";
 import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
@@ -33,6 +34,7 @@ export const SERVICES: readonly DescService[] = [
   IdentitiesService,
   PermissionsService,
   RatelimitService,
+  AnalyticsService,
 ];
 
 /** A call's outcome in one shape for every door: the /v2 JSON form of the response. */

@@ -35,8 +35,20 @@ export type AnalyticsEvent =
   | ({ kind: "verification" } & VerificationEvent)
   | ({ kind: "ratelimit" } & RatelimitEvent);
 
-/** The partitioned tables events go to. */
-export type EventTable = "key_verifications" | "ratelimit_events";
+/** The tables partitioned by day: raw events (time in Unix ms) and the minute rollup. */
+export type EventTable = "key_verifications" | "ratelimit_events" | "verifications_per_minute";
+
+/** Every daily-partitioned table, for retention. */
+export const EVENT_TABLES: readonly EventTable[] = [
+  "key_verifications",
+  "ratelimit_events",
+  "verifications_per_minute",
+];
+
+/** A partition bound: Unix ms for the raw tables, a UTC timestamp for the rollup. */
+function bound(table: EventTable, ms: number): string {
+  return table === "verifications_per_minute" ? `'${new Date(ms).toISOString()}'` : String(ms);
+}
 
 const DAY_MS = 86_400_000;
 /** Serialises partition creation across processes. */
@@ -48,8 +60,8 @@ export function partitionName(table: EventTable, time: number): string {
 }
 
 /**
- * Creates the daily partitions of `table` holding these times, if they do not exist. The
- * table names come from a fixed list and a formatted date (digits only), never from input.
+ * Creates the daily partitions of `table` holding these times (Unix ms), if they do not exist.
+ * The table names come from a fixed list and a formatted date (digits only), never from input.
  */
 export async function ensureEventPartitions(
   db: Db,
@@ -62,7 +74,7 @@ export async function ensureEventPartitions(
       await tx.query("select pg_advisory_xact_lock($1)", [PARTITION_LOCK_ID]);
       await tx.exec(
         `create table if not exists ${partitionName(table, from)}
-           partition of ${table} for values from (${from}) to (${from + DAY_MS})`,
+           partition of ${table} for values from (${bound(table, from)}) to (${bound(table, from + DAY_MS)})`,
       );
     });
   }

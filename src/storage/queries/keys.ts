@@ -238,3 +238,19 @@ export async function keyCopyCreditsToDependents(q: Queryable, holder: KeyRow): 
     [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt],
   );
 }
+
+/** Moves keys' `last_used_at` forward to these times (never back). */
+export async function keysTouch(
+  q: Queryable,
+  uses: readonly { id: string; time: number }[],
+): Promise<void> {
+  if (uses.length === 0) return;
+  await q.query(
+    `update keys k
+     set last_used_at = u.time
+     from jsonb_to_recordset($1::text::jsonb) as u(id text, time bigint)
+     where k.id = u.id
+       and (k.last_used_at is null or k.last_used_at < u.time)`,
+    [JSON.stringify(uses)],
+  );
+}

@@ -1,0 +1,71 @@
+import { loadModule, parseSync, scanSync } from "libpg-query";
+import { guardQuery, type ParsedQuery, QueryRefused } from "../domain/analytics/sql-guard.js";
+
+let loaded: Promise<void> | undefined;
+
+/** Loads PostgreSQL's parser (WebAssembly) once; the app awaits it at start. */
+export function loadQueryParser(): Promise<void> {
+  loaded ??= loadModule();
+  return loaded;
+}
+
+/** A query that passed the guard. */
+export interface CheckedQuery {
+  /** The statement's own text (without a trailing semicolon). */
+  text: string;
+  /** The virtual tables it reads. */
+  tables: Set<string>;
+  /** Whether it has a WITH RECURSIVE (which may never end). */
+  recursive: boolean;
+  /** Its parse tree without positions, to recognise it inside the statement that runs it. */
+  tree: string;
+}
+
+/**
+ * Parses a query with PostgreSQL's own parser and checks it with the guard. Syntax errors
+ * are refused with PostgreSQL's message and position.
+ */
+export function checkQuery(sql: string): CheckedQuery {
+  const parsed = parse(sql);
+  const { tables, recursive } = guardQuery(parsed, scanSync(sql).tokens);
+  const stmt = parsed.stmts?.[0];
+  // Positions are byte offsets into the UTF-8 text.
+  const bytes = Buffer.from(sql, "utf8");
+  const from = stmt?.stmt_location ?? 0;
+  const to = stmt?.stmt_len ? from + stmt.stmt_len : bytes.length;
+  return {
+    text: bytes.subarray(from, to).toString("utf8"),
+    tables,
+    recursive,
+    tree: withoutPositions(stmt?.stmt),
+  };
+}
+
+/**
+ * Confirms that `statement` (what will run) is one SELECT over exactly the checked query as a
+ * sub-select named `latchkey_row`, so no text of the query can have escaped its parentheses.
+ */
+export function confirmWrapped(statement: string, checked: CheckedQuery): void {
+  const parsed = parse(statement);
+  // biome-ignore lint/suspicious/noExplicitAny: parse trees are untyped JSON
+  const top = parsed.stmts?.length === 1 ? (parsed.stmts[0]?.stmt as any)?.SelectStmt : undefined;
+  const from = top?.fromClause;
+  const sub = from?.length === 1 ? from[0]?.RangeSubselect : undefined;
+  if (sub?.alias?.aliasname !== "latchkey_row" || withoutPositions(sub.subquery) !== checked.tree)
+    throw new QueryRefused("query", "The query could not be isolated; simplify it.");
+}
+
+function parse(sql: string): ParsedQuery {
+  try {
+    return parseSync(sql) as ParsedQuery;
+  } catch (err) {
+    const details = (err as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
+    const at =
+      details?.cursorPosition !== undefined ? ` at position ${details.cursorPosition}` : "";
+    throw new QueryRefused("query", `${(err as Error).message}${at}.`);
+  }
+}
+
+function withoutPositions(tree: unknown): string {
+  return JSON.stringify(tree, (k, v) => (k === "location" ? undefined : v));
+}

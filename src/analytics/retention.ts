@@ -1,0 +1,77 @@
+import { bucketStart } from "../domain/analytics/rollups.js";
+import type { Logger } from "../log.js";
+import type { Db } from "../storage/db.js";
+import { EVENT_TABLES } from "../storage/queries/events.js";
+import {
+  eventPartitionDrop,
+  eventPartitionsList,
+  rollupDeleteBefore,
+} from "../storage/queries/retention.js";
+
+const DAY_MS = 86_400_000;
+
+/** What one retention pass removed. */
+export interface RetentionResult {
+  droppedPartitions: string[];
+  deletedRollupRows: number;
+}
+
+/**
+ * Removes analytics older than `days` from every table: whole daily partitions of the raw
+ * tables and the minute rollup once their day has left the window, and hour, day and month
+ * rollup rows whose bucket started before the window's first hour, day or month. Running it
+ * on several processes at once is harmless (drops are `if exists`, deletes idempotent).
+ */
+export async function applyRetention(
+  db: Db,
+  nowMs: number,
+  days: number,
+): Promise<RetentionResult> {
+  const cutoff = nowMs - days * DAY_MS;
+  const firstKeptDay = bucketStart("day", cutoff);
+  const droppedPartitions: string[] = [];
+  for (const table of EVENT_TABLES) {
+    for (const p of await eventPartitionsList(db, table)) {
+      if (p.dayStartMs + DAY_MS > firstKeptDay) continue;
+      await eventPartitionDrop(db, p.name);
+      droppedPartitions.push(p.name);
+    }
+  }
+  let deletedRollupRows = 0;
+  deletedRollupRows += await rollupDeleteBefore(
+    db,
+    "verifications_per_hour",
+    bucketStart("hour", cutoff),
+  );
+  deletedRollupRows += await rollupDeleteBefore(db, "verifications_per_day", firstKeptDay);
+  deletedRollupRows += await rollupDeleteBefore(
+    db,
+    "verifications_per_month",
+    bucketStart("month", cutoff),
+  );
+  return { droppedPartitions, deletedRollupRows };
+}
+
+/** Runs `applyRetention` now and then every hour until stopped; failures are logged. */
+export function scheduleRetention(
+  db: Db,
+  clock: { now(): number },
+  days: number,
+  log: Logger,
+): { stop(): void; runNow(): Promise<RetentionResult | undefined> } {
+  const runNow = async () => {
+    try {
+      const result = await applyRetention(db, clock.now(), days);
+      if (result.droppedPartitions.length > 0 || result.deletedRollupRows > 0)
+        log.info(result, "analytics retention applied");
+      return result;
+    } catch (err) {
+      log.warn({ err }, "analytics retention failed; retrying in an hour");
+      return undefined;
+    }
+  };
+  const timer = setInterval(() => void runNow(), 3_600_000);
+  timer.unref();
+  void runNow();
+  return { stop: () => clearInterval(timer), runNow };
+}

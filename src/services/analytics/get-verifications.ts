@@ -1,0 +1,88 @@
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  GetVerificationsRequest,
+  GetVerificationsResponseSchema,
+} from "../../../gen/latchkey/v2/analytics_pb.js";
+import { type CheckedQuery, checkQuery, confirmWrapped } from "../../analytics/query.js";
+import { analyticsScope } from "../../domain/analytics/scope.js";
+import { QueryRefused } from "../../domain/analytics/sql-guard.js";
+import { VIRTUAL_TABLES } from "../../domain/analytics/tables.js";
+import { errors } from "../../errors/service-error.js";
+import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
+import { principalOf } from "../call.js";
+import type { Deps } from "../deps.js";
+
+/** Largest JSON result a query may return. */
+const MAX_RESULT_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Runs one read-only SELECT over the caller's virtual tables and returns its rows as objects.
+ * The query is parsed with PostgreSQL's parser and checked against allow-lists before it runs;
+ * it runs read-only, with a timeout and a row cap, and sees only its workspace (and, for an
+ * API-scoped root key, only those APIs).
+ */
+export async function getVerifications(
+  deps: Deps,
+  req: GetVerificationsRequest,
+  ctx: HandlerContext,
+): Promise<MessageInitShape<typeof GetVerificationsResponseSchema>> {
+  const principal = principalOf(ctx);
+  const apiIds = analyticsScope(principal.permissions);
+  if (apiIds?.length === 0) throw errors.insufficientPermissions("api.*.read_analytics");
+  const { analyticsMaxRows: maxRows, analyticsTimeoutMs: timeoutMs } = deps.config;
+  let texts: string[];
+  try {
+    const checked = checkQuery(req.query);
+    if (deps.db.engine === "pglite") refuseUnbounded(checked);
+    const statement = analyticsStatement(
+      deps.analyticsSchema,
+      checked.text,
+      checked.tables,
+      maxRows,
+    );
+    confirmWrapped(statement, checked);
+    texts = await analyticsRun(deps.db, statement, checked.tables.size > 0, {
+      workspaceId: principal.workspaceId,
+      apiIds,
+      timeoutMs,
+    });
+  } catch (err) {
+    throw translate(err, timeoutMs);
+  }
+  if (texts.length > maxRows) throw errors.queryRowsLimit(maxRows);
+  let bytes = 0;
+  for (const t of texts) bytes += t.length;
+  if (bytes > MAX_RESULT_BYTES) throw errors.queryResultTooLarge(MAX_RESULT_BYTES);
+  return { data: texts.map((t) => JSON.parse(t) as JsonObject) };
+}
+
+/**
+ * On PGlite a running query cannot be interrupted, so only the (small) rollups may be read
+ * and recursive CTEs, which may never end, are refused.
+ */
+function refuseUnbounded({ tables, recursive }: CheckedQuery): void {
+  if (recursive) throw new QueryRefused("query", "WITH RECURSIVE needs PostgreSQL (DATABASE_URL).");
+  for (const t of tables) {
+    if (VIRTUAL_TABLES.get(t)?.raw)
+      throw new QueryRefused(
+        "table",
+        `Table ${t} needs PostgreSQL (DATABASE_URL); on the embedded database query the rollups, key_verifications_per_{minute,hour,day,month}_v1.`,
+      );
+  }
+}
+
+/** PostgreSQL errors a query can cause, by SQLSTATE class, as the caller's error. */
+function translate(err: unknown, timeoutMs: number): unknown {
+  if (err instanceof QueryRefused) return errors.analyticsQueryRefused(err.kind, err.message);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return err;
+  if (code === "57014") return errors.queryTimeout(timeoutMs);
+  if (code === "42P01") return errors.analyticsQueryRefused("table", (err as Error).message);
+  if (code === "42883") return errors.analyticsQueryRefused("function", (err as Error).message);
+  // Syntax and name errors (42), bad values (22), unsupported features (0A): the query's fault.
+  if (/^(42|22|0A|2F|21)/.test(code))
+    return errors.analyticsQueryRefused("query", (err as Error).message);
+  if (code.startsWith("53")) return errors.queryResultTooLarge(MAX_RESULT_BYTES);
+  return err;
+}
