@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { applyRetention } from "../../../src/analytics/retention.js";
+import { useServer } from "../../harness/server.js";
+
+const s = useServer();
+const DAY = 86_400_000;
+
+async function verify(key: string) {
+  const res = await s.call("json", "keys.verifyKey", { key }, null);
+  expect(res.status).toBe(200);
+}
+
+async function count(sql: string): Promise<number> {
+  const rows = await s.db.query<{ n: number }>(sql);
+  return Number(rows[0]?.n ?? 0);
+}
+
+describe("lastUsedAt", () => {
+  it("follows verifications within a minute", async () => {
+    const k = await s.seed.key();
+    const before = await s.call("json", "keys.getKey", { keyId: k.keyId });
+    expect(before.data.lastUsedAt).toBeUndefined();
+    await verify(k.key);
+    const firstUse = s.clock.now();
+    await s.app.deps.events.flush();
+    expect((await s.call("json", "keys.getKey", { keyId: k.keyId })).data.lastUsedAt).toBe(
+      firstUse,
+    );
+
+    // Within the minute the stored time may stay behind; a minute later it moves.
+    s.clock.advance(30_000);
+    await verify(k.key);
+    await s.app.deps.events.flush();
+    const stored = (await s.call("json", "keys.getKey", { keyId: k.keyId })).data.lastUsedAt;
+    expect(s.clock.now() - stored).toBeLessThanOrEqual(60_000);
+    s.clock.advance(40_000);
+    await verify(k.key);
+    await s.app.deps.events.flush();
+    expect((await s.call("json", "keys.getKey", { keyId: k.keyId })).data.lastUsedAt).toBe(
+      s.clock.now(),
+    );
+  });
+});
+
+describe("retention", () => {
+  it("removes analytics older than the window from raw tables and every rollup", async () => {
+    const now = s.clock.now();
+    const k = await s.seed.key();
+    s.clock.set(now - 200 * DAY);
+    await verify(k.key);
+    await s.call("json", "ratelimit.limit", {
+      namespace: "retention.ns",
+      identifier: "u",
+      limit: 10,
+      duration: 60_000,
+    });
+    s.clock.set(now);
+    await verify(k.key);
+    await s.app.deps.events.flush();
+    const old = `${new Date(now - 200 * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const tables = await s.db.query<{ name: string }>(
+      "select tablename as name from pg_tables where tablename like $1 order by 1",
+      [`%_${old}`],
+    );
+    expect(tables.map((t) => t.name)).toEqual([
+      `key_verifications_${old}`,
+      `ratelimit_events_${old}`,
+      `verifications_per_minute_${old}`,
+    ]);
+
+    const result = await applyRetention(s.db, now, 90);
+    expect(result.droppedPartitions.sort()).toEqual(tables.map((t) => t.name));
+    expect(result.deletedRollupRows).toBeGreaterThanOrEqual(3);
+    for (const g of ["hour", "day", "month"]) {
+      expect(
+        await count(
+          `select count(*)::int as n from verifications_per_${g} where key_id = '${k.keyId}'`,
+        ),
+      ).toBe(1);
+    }
+    expect(
+      await count(`select count(*)::int as n from key_verifications where key_id = '${k.keyId}'`),
+    ).toBe(1);
+    // A second pass finds nothing more.
+    expect(await applyRetention(s.db, now, 90)).toEqual({
+      droppedPartitions: [],
+      deletedRollupRows: 0,
+    });
+  });
+});
