@@ -63,11 +63,11 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
         duration: HOUR,
       };
       // The namespace exists before the burst, so every call takes the same path.
-      await post(nodes[0].url, "ratelimit.limit", { ...body, cost: 0 }, s.rootKey);
+      await post((nodes[0] as NodeProcess).url, "ratelimit.limit", { ...body, cost: 0 }, s.rootKey);
       const started = performance.now();
       const answers = await Promise.all(
         Array.from({ length: CALLS }, async (_, i) => {
-          const d = await post(nodes[i % 3].url, "ratelimit.limit", body, s.rootKey);
+          const d = await post((nodes[i % 3] as NodeProcess).url, "ratelimit.limit", body, s.rootKey);
           return { reset: d.reset as number, admitted: d.success as boolean };
         }),
       );
@@ -84,7 +84,7 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       const started = performance.now();
       const answers = await Promise.all(
         Array.from({ length: CALLS }, async (_, i) => {
-          const d = await post(nodes[i % 3].url, "keys.verifyKey", { key: k.key });
+          const d = await post((nodes[i % 3] as NodeProcess).url, "keys.verifyKey", { key: k.key });
           expect(["VALID", "RATE_LIMITED"]).toContain(d.code);
           return { reset: d.ratelimits[0].reset as number, admitted: d.code === "VALID" };
         }),
