@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { rigAvailable } from "./test/cluster/rig.js";
 
 // The suite runs once per engine: always on embedded PGlite, and again on PostgreSQL
 // when TEST_DATABASE_URL is set (CI sets it). Groups run one after the other so the two
@@ -12,6 +13,10 @@ if (!postgresUrl)
     "the PostgreSQL run of the suite and the multi-process tests (set TEST_DATABASE_URL)",
   );
 if (!redisUrl) skipped.push("the Redis tests (set TEST_REDIS_URL)");
+// The cluster rig makes its own PostgreSQL cluster and Redis; it runs where CI does (both
+// variables set, Debian's tools, root).
+const cluster = Boolean(postgresUrl && redisUrl) && rigAvailable();
+if (!cluster) skipped.push("the cluster tests (need both variables, pg_createcluster and root)");
 if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
   console.log(`\n[latchkey] Skipping ${skipped.join("; ")}.\n`);
 }
@@ -48,6 +53,23 @@ export default defineConfig({
                 name: "postgres",
                 env: { TEST_ENGINE: "postgres" },
                 sequence: { groupOrder: 1 },
+              },
+            },
+          ]
+        : []),
+      ...(cluster
+        ? [
+            {
+              test: {
+                name: "cluster",
+                include: ["test/cluster/**/*.test.ts"],
+                env: { TEST_ENGINE: "postgres" },
+                // One file at a time: every file owns the rig's ports.
+                fileParallelism: false,
+                maxWorkers: 1,
+                testTimeout: 120_000,
+                hookTimeout: 180_000,
+                sequence: { groupOrder: 2 },
               },
             },
           ]

@@ -31,6 +31,10 @@ export function openPostgres(options: PostgresOptions): Db {
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 60,
     onnotice: () => {},
+    // postgres.js waits longer and longer (up to 20 s) before reconnecting after failures, and
+    // queued queries wait with it. While PostgreSQL is down a caller should get its 503 at once,
+    // so reconnect attempts are capped at a quarter second.
+    backoff: (retries: number) => Math.min(0.02 * 2 ** retries, 0.25),
     types: {
       bigint: {
         to: 20,

@@ -24,7 +24,8 @@ export interface NodeOptions {
   startTimeoutMs?: number;
 }
 
-function startOne(opts: NodeOptions): Promise<NodeProcess> {
+/** Starts one Latchkey process and resolves once it listens. */
+export function startNode(opts: NodeOptions): Promise<NodeProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' (npm test does)`);
   const child = spawn(process.execPath, [CLI, "serve"], {
     env: {
@@ -81,5 +82,5 @@ function startOne(opts: NodeOptions): Promise<NodeProcess> {
 
 /** Starts `n` Latchkey processes on one PostgreSQL database, each on its own port. */
 export function startNodes(n: number, opts: NodeOptions): Promise<NodeProcess[]> {
-  return Promise.all(Array.from({ length: n }, () => startOne(opts)));
+  return Promise.all(Array.from({ length: n }, () => startNode(opts)));
 }

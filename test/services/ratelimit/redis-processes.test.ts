@@ -48,7 +48,7 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
     beforeAll(async () => {
       nodes = await startNodes(3, {
         databaseUrl: s.databaseUrl as string,
-        env: { REDIS_URL: redisUrl as string, LOG_LEVEL: "warn" },
+        env: { REDIS_URL: redisUrl as string },
       });
     }, 60_000);
     afterAll(async () => {

@@ -1,0 +1,201 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { type NodeProcess, startNode } from "../harness/processes.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+type Json = any;
+
+/** The rig's own services, apart from the shared ones of the other suites. */
+const PG_VERSION = "15";
+const PG_CLUSTER = "latchkey_rig";
+const PG_PORT = 5433;
+const REDIS_PORT = 6380;
+const ROOT_KEY = "rig_root_key_0123456789abcdef";
+
+/** Whether this machine can run the rig (Debian's cluster tools and redis-server, as root). */
+export function rigAvailable(): boolean {
+  return (
+    process.getuid?.() === 0 &&
+    existsSync("/usr/bin/pg_createcluster") &&
+    existsSync("/usr/bin/redis-server") &&
+    existsSync(`/usr/lib/postgresql/${PG_VERSION}/bin/postgres`)
+  );
+}
+
+function run(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+function quiet(cmd: string, args: string[]): void {
+  try {
+    run(cmd, args);
+  } catch {}
+}
+
+/** One answer of a node: status and parsed body (null when the connection failed). */
+export interface Answer {
+  status: number;
+  body: Json;
+  node: number;
+}
+
+/** Options of the rig. */
+export interface RigOptions {
+  nodes?: number;
+  /** Environment of every node (REDIS_URL and DATABASE_URL are set by the rig). */
+  env?: Record<string, string>;
+}
+
+/**
+ * Three (or `nodes`) Latchkey processes on their own PostgreSQL cluster (port 5433) and Redis
+ * (port 6380), created for the test file and removed afterwards, with helpers to kill,
+ * stop and restart nodes and to restart PostgreSQL and Redis. Everything is on loopback.
+ */
+export class Rig {
+  readonly rootKey = ROOT_KEY;
+  readonly databaseUrl = `postgres://postgres@127.0.0.1:${PG_PORT}/latchkey`;
+  readonly redisUrl = `redis://127.0.0.1:${REDIS_PORT}`;
+  nodes: NodeProcess[] = [];
+  private turn = 0;
+
+  private constructor(private readonly options: RigOptions) {}
+
+  /** Creates the services and starts the nodes. */
+  static async start(options: RigOptions = {}): Promise<Rig> {
+    const rig = new Rig(options);
+    rig.createPostgres();
+    rig.startRedis();
+    // The first node migrates and creates the root key; the others start on a ready database.
+    rig.nodes.push(await rig.spawn());
+    for (let i = 1; i < (options.nodes ?? 3); i++) rig.nodes.push(await rig.spawn());
+    return rig;
+  }
+
+  private spawn(extraEnv: Record<string, string> = {}): Promise<NodeProcess> {
+    return startNode({
+      databaseUrl: this.databaseUrl,
+      env: {
+        REDIS_URL: this.redisUrl,
+        ROOT_KEY,
+        ...this.options.env,
+        ...extraEnv,
+      },
+      startTimeoutMs: 60_000,
+    });
+  }
+
+  private createPostgres(): void {
+    quiet("pg_dropcluster", ["--stop", PG_VERSION, PG_CLUSTER]);
+    run("pg_createcluster", [
+      PG_VERSION,
+      PG_CLUSTER,
+      "--port",
+      String(PG_PORT),
+      "--start",
+      // The OS never crashes in these tests; fsync off keeps the rig fast.
+      "-o",
+      "fsync=off",
+      "-o",
+      "max_connections=200",
+      "--",
+      "--auth-local=trust",
+      "--auth-host=trust",
+    ]);
+    run("psql", [
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(PG_PORT),
+      "-U",
+      "postgres",
+      "-c",
+      "create database latchkey",
+    ]);
+  }
+
+  /** Stops PostgreSQL (fast shutdown: sessions are cut, as in a crash of the server process). */
+  stopPostgres(): void {
+    run("pg_ctlcluster", [PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"]);
+  }
+
+  startPostgres(): void {
+    run("pg_ctlcluster", [PG_VERSION, PG_CLUSTER, "start"]);
+  }
+
+  startRedis(): void {
+    run("redis-server", [
+      "--port",
+      String(REDIS_PORT),
+      "--bind",
+      "127.0.0.1",
+      "--daemonize",
+      "yes",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--pidfile",
+      `/tmp/latchkey-rig-redis-${REDIS_PORT}.pid`,
+    ]);
+    // Ask until it answers (each ask takes a few ms), within a deadline.
+    const deadline = Date.now() + 10_000;
+    for (let i = 0; i < 10_000 && Date.now() < deadline; i++) {
+      try {
+        if (run("redis-cli", ["-p", String(REDIS_PORT), "ping"]).trim() === "PONG") return;
+      } catch {}
+    }
+    throw new Error("the rig's Redis did not start");
+  }
+
+  stopRedis(): void {
+    quiet("redis-cli", ["-p", String(REDIS_PORT), "shutdown", "nosave"]);
+  }
+
+  /** Sends a signal to node `i` and waits for it to exit; returns its exit code. */
+  stopNode(i: number, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+    return (this.nodes[i] as NodeProcess).stop(signal);
+  }
+
+  /** Starts node `i` again (on a new port), after it was stopped or killed. */
+  async restartNode(i: number, extraEnv: Record<string, string> = {}): Promise<void> {
+    this.nodes[i] = await this.spawn(extraEnv);
+  }
+
+  /** Calls a procedure on node `node` (default: the next node, round robin). */
+  async call(
+    procedure: string,
+    body: unknown,
+    opts: { node?: number; auth?: string | null } = {},
+  ): Promise<Answer> {
+    const node = opts.node ?? this.turn++ % this.nodes.length;
+    const auth = opts.auth === undefined ? ROOT_KEY : opts.auth;
+    try {
+      const res = await fetch(`${(this.nodes[node] as NodeProcess).url}/v2/${procedure}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(auth === null ? {} : { authorization: `Bearer ${auth}` }),
+        },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json(), node };
+    } catch {
+      return { status: 0, body: null, node };
+    }
+  }
+
+  /** Like `call`, but throws unless the answer is 200; returns `data`. */
+  async ok(procedure: string, body: unknown, opts: { node?: number } = {}): Promise<Json> {
+    const a = await this.call(procedure, body, opts);
+    if (a.status !== 200)
+      throw new Error(`${procedure} on node ${a.node}: ${a.status} ${JSON.stringify(a.body)}`);
+    return a.body.data;
+  }
+
+  /** Stops every node and removes the services. */
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.stop("SIGKILL")));
+    this.stopRedis();
+    quiet("pg_dropcluster", ["--stop", PG_VERSION, PG_CLUSTER]);
+  }
+}
