@@ -66,7 +66,9 @@ export class RedisLimiter implements Limiter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2_000,
-      commandTimeout: 1_000,
+      // A backstop that frees a command Redis never answers; decisions give up sooner
+      // (DECISION_TIMEOUT_MS, below).
+      commandTimeout: 10_000,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     }) as LimiterRedis;
     // An unreachable Redis is reported per command; this only keeps the error off stderr.
@@ -101,7 +103,10 @@ export class RedisLimiter implements Limiter {
     checks.forEach((c, i) => {
       args.push(c.limit, c.cost, (windows[i] as { reset: number }).reset - now + EXPIRY_SLACK_MS);
     });
-    const counts = await this.redis.latchkeyCheck(keys.length, ...keys, ...args);
+    const counts = await withDeadline(
+      this.redis.latchkeyCheck(keys.length, ...keys, ...args),
+      DECISION_TIMEOUT_MS,
+    );
     return decideAll(
       checks.map((check, i) => ({
         check,
@@ -113,12 +118,56 @@ export class RedisLimiter implements Limiter {
 
   async refund(checks: readonly LimitCheck[], now: number): Promise<void> {
     const keys = checks.map((c) => redisKey(c, windowAt(now, c.durationMs).start));
-    await this.redis.latchkeyRefund(keys.length, ...keys, ...checks.map((c) => c.cost));
+    await withDeadline(
+      this.redis.latchkeyRefund(keys.length, ...keys, ...checks.map((c) => c.cost)),
+      DECISION_TIMEOUT_MS,
+    );
   }
 
   async close(): Promise<void> {
     this.redis.disconnect();
   }
+}
+
+/** How long a decision waits for Redis before RATELIMIT_FAILURE_MODE decides. */
+const DECISION_TIMEOUT_MS = 1_000;
+
+/** Thrown when Redis did not answer a decision in time. */
+export class RedisTimeoutError extends Error {
+  override name = "RedisTimeoutError";
+}
+
+/**
+ * Rejects when `p` has not settled `ms` after the call. On a busy event loop the timer can
+ * fire in the same turn as Redis's answer arrives (timers run before I/O); giving up only
+ * after a setImmediate lets that answer through first. Counting an answered command as a
+ * failure would let fail-open admit calls the count had already refused.
+ */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new RedisTimeoutError(`Redis did not answer within ${ms} ms`));
+      });
+    }, ms);
+    p.then(
+      (v) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** `lk:{ws_...}:<scope>:<owner>:<name>:<durationMs>:<windowStart>`; the hash tag comes first. */

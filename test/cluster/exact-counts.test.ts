@@ -50,7 +50,16 @@ describe("exact counts across three nodes", () => {
       if (a.body.data.success) w.admitted++;
       windows.set(a.body.data.reset, w);
     }
-    console.log("rate limit windows:", [...windows.values()]);
+    const failures = await Promise.all(
+      [0, 1, 2].map((node) => rig.metric(node, "latchkey_ratelimit_backend_failures_total")),
+    );
+    console.log(
+      "rate limit windows:",
+      [...windows.values()],
+      "backend failures per node:",
+      failures,
+    );
+    expect(failures).toEqual([0, 0, 0]);
     for (const w of windows.values()) expect(w.admitted).toBe(Math.min(100, w.calls));
   });
 });

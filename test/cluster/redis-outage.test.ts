@@ -11,12 +11,6 @@ beforeAll(async () => {
 });
 afterAll(() => rig?.stop());
 
-async function metric(node: number, name: string): Promise<number> {
-  const text = await (await fetch(`${rig.nodes[node]?.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.split(" ").at(-1)) : 0;
-}
-
 describe("Redis stops and starts", () => {
   it("holds each node's failure mode while it is down and counts exactly again after", async () => {
     const body = { namespace: "rig.redis", identifier: "u", limit: 5, duration: 3_600_000 };
@@ -29,7 +23,7 @@ describe("Redis stops and starts", () => {
     const closed = await rig.call("ratelimit.limit", body, { node: 2 });
     expect(closed.status).toBe(503);
     expect(closed.body.error.type).toMatch(/\/application\/service_unavailable$/);
-    const failures = await metric(0, "latchkey_ratelimit_backend_failures_total");
+    const failures = await rig.metric(0, "latchkey_ratelimit_backend_failures_total");
     console.log(`failures counted on the fail-open node: ${failures}`);
     expect(failures).toBeGreaterThan(0);
 

@@ -192,6 +192,13 @@ export class Rig {
     return a.body.data;
   }
 
+  /** The value of a Prometheus counter or gauge (without labels) on node `node`; 0 when absent. */
+  async metric(node: number, name: string): Promise<number> {
+    const text = await (await fetch(`${(this.nodes[node] as NodeProcess).url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(" ").at(-1)) : 0;
+  }
+
   /** Stops every node and removes the services. */
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((n) => n.stop("SIGKILL")));

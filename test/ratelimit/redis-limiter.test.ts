@@ -23,6 +23,18 @@ describe.skipIf(!redisUrl)("the Redis limiter", () => {
   });
   afterAll(() => limiter.close());
 
+  it("keeps an answer that arrived while the event loop was blocked past the deadline", async () => {
+    const c = counterName(ws(), "ns", "rlns_busy", "user");
+    const pending = limiter.check([check(c, 1)], Date.now());
+    // Block this process longer than the 1 s decision deadline; Redis answers meanwhile.
+    const until = Date.now() + 1_500;
+    while (Date.now() < until) {}
+    const decision = await pending;
+    expect(decision.success).toBe(true);
+    // The count took exactly that one token.
+    expect((await limiter.check([check(c, 1)], Date.now())).success).toBe(false);
+  });
+
   it("admits up to the limit per fixed window and resets with the window", async () => {
     const c = counterName(ws(), "ns", "rlns_1", "user");
     const now = Date.parse("2026-03-01T10:00:30Z");

@@ -21,7 +21,8 @@ async function post(url: string, procedure: string, body: unknown, rootKey?: str
     body: JSON.stringify(body),
   });
   const json: Json = await res.json();
-  if (res.status !== 200) throw new Error(`${procedure} answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 200)
+    throw new Error(`${procedure} answered ${res.status}: ${JSON.stringify(json)}`);
   return json.data;
 }
 
@@ -67,7 +68,12 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       const started = performance.now();
       const answers = await Promise.all(
         Array.from({ length: CALLS }, async (_, i) => {
-          const d = await post((nodes[i % 3] as NodeProcess).url, "ratelimit.limit", body, s.rootKey);
+          const d = await post(
+            (nodes[i % 3] as NodeProcess).url,
+            "ratelimit.limit",
+            body,
+            s.rootKey,
+          );
           return { reset: d.reset as number, admitted: d.success as boolean };
         }),
       );
