@@ -4,16 +4,14 @@
 //   BENCH_SECONDS=10        measured seconds of createKey (after a 2 s warm-up)
 //   BENCH_LIST_SECONDS=8    measured seconds of each listKeys page (after a 2 s warm-up)
 //   BENCH_DATABASE_URL      admin URL (default postgres://postgres@127.0.0.1:5432/test)
-import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { loadHttp, start } from "./lib.mjs";
+import { loadHttp, withDatabase, withLatchkey } from "./lib.mjs";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const listSeconds = Number(process.env.BENCH_LIST_SECONDS ?? 8);
-const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const results = new URL("./results/", import.meta.url).pathname;
 mkdirSync(results, { recursive: true });
 const rootKey = "bench_root_key_0123456789abcdef";
@@ -24,53 +22,6 @@ const PAGE_NO = 1000;
 const SEQ_ROUNDS = 500;
 
 const round = (x) => Math.round(x * 100) / 100;
-
-/** The URL of database `name` on the admin URL's server. */
-function dbUrl(name) {
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-/**
- * Creates a fresh database, runs `fn(url)` with it and drops it afterwards (even on failure).
- */
-async function withDatabase(fn) {
-  const name = `latchkey_bench_keys_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database ${name}`);
-    try {
-      return await fn(dbUrl(name));
-    } finally {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-    }
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-}
-
-/** Starts Latchkey on `databaseUrl`, runs `fn(base)` and stops it (even on failure). */
-async function withLatchkey(databaseUrl, fn) {
-  const lk = await start(
-    process.execPath,
-    ["dist/src/cli/main.js", "serve"],
-    {
-      DATABASE_URL: databaseUrl,
-      PORT: "0",
-      GRPC_PORT: "off",
-      HOST: "127.0.0.1",
-      ROOT_KEY: rootKey,
-      LOG_LEVEL: "info",
-    },
-    /"port":(\d+)[^\n]*latchkey listening/,
-  );
-  try {
-    return await fn(`http://127.0.0.1:${lk.match[1]}`);
-  } finally {
-    await lk.stop();
-  }
-}
 
 /** One JSON call; throws unless the answer is 2xx. */
 async function call(base, procedure, body) {
@@ -91,8 +42,8 @@ function mustBe2xx(what, r) {
 }
 
 async function benchCreateKey() {
-  return withDatabase((url) =>
-    withLatchkey(url, async (base) => {
+  return withDatabase("keys", (url) =>
+    withLatchkey(url, { ROOT_KEY: rootKey }, async (base) => {
       const { data } = await call(base, "apis.createApi", { name: "bench" });
       const body = JSON.stringify({
         apiId: data.apiId,
@@ -153,8 +104,8 @@ async function sequentialLatency(base, first, later, rounds = SEQ_ROUNDS) {
 }
 
 async function benchListKeys() {
-  return withDatabase((url) =>
-    withLatchkey(url, async (base) => {
+  return withDatabase("keys", (url) =>
+    withLatchkey(url, { ROOT_KEY: rootKey }, async (base) => {
       const { data } = await call(base, "apis.createApi", { name: "bench" });
       const apiId = data.apiId;
       const sql = postgres(url, { max: 1, onnotice: () => {} });

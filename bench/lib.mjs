@@ -1,5 +1,7 @@
 // Helpers of the benchmarks: start servers, run autocannon and h2load, read CPU profiles.
+
 import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -204,3 +206,95 @@ export function profileTop(dir, limit = 15) {
     .slice(0, limit)
     .map(([fn, us]) => ({ fn, selfPercent: Math.round((1000 * us) / total) / 10 }));
 }
+
+/**
+ * Self time of the latest .cpuprofile in `dir` grouped by where the code lives: a package
+ * (`node_modules/<name>`; chunks of a bundled package count as the package), a folder of
+ * `dist/src`, Node's internals, WebAssembly, or V8's own entries ((garbage collector), ...).
+ */
+export function profileByModule(dir, limit = 12) {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .sort()
+    .at(-1);
+  if (!file) return [];
+  const profile = JSON.parse(readFileSync(join(dir, file), "utf8"));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const { url, functionName } = byId.get(profile.samples[i]).callFrame;
+    let group;
+    if (!url) group = functionName.startsWith("(") ? functionName : "(native)";
+    else if (url.startsWith("wasm:")) group = "wasm";
+    else if (url.startsWith("node:")) group = "node: internals";
+    else {
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+      const src = /dist\/src\/([^/]+)/.exec(url);
+      group = pkg ? pkg[1] : src ? `dist/src/${src[1]}` : url.replace(/^.*\//, "");
+    }
+    self.set(group, (self.get(group) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([group, us]) => ({ group, selfPercent: Math.round((1000 * us) / total) / 10 }));
+}
+
+const adminUrl = () => process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The URL of database `name` on the admin URL's server. */
+export function databaseUrlOf(name) {
+  const u = new URL(adminUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * Creates a fresh database `latchkey_bench_<label>_<random>`, runs `fn(url)` with it and drops
+ * it afterwards (even on failure).
+ */
+export async function withDatabase(label, fn) {
+  const { default: postgres } = await import("postgres");
+  const name = `latchkey_bench_${label}_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(adminUrl(), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+    try {
+      return await fn(databaseUrlOf(name));
+    } finally {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
+/** Starts the built Latchkey (dist/) on `databaseUrl`; resolves to its base URL and a stop. */
+async function startLatchkey(databaseUrl, env = {}) {
+  const lk = await start(
+    process.execPath,
+    ["dist/src/cli/main.js", "serve"],
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: "0",
+      GRPC_PORT: "off",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    /"port":(\d+)[^\n]*latchkey listening/,
+  );
+  return { base: `http://127.0.0.1:${lk.match[1]}`, stop: lk.stop };
+}
+
+/** Starts Latchkey on `databaseUrl`, runs `fn(base)` and stops it (even on failure). */
+export async function withLatchkey(databaseUrl, env, fn) {
+  const lk = await startLatchkey(databaseUrl, env);
+  try {
+    return await fn(lk.base);
+  } finally {
+    await lk.stop();
+  }
+}
+withLatchkey.start = startLatchkey;
