@@ -6,12 +6,14 @@ import type { NodeRequest, NodeResponse } from "./node-io.js";
 export interface Doors {
   json: (req: NodeRequest, res: NodeResponse) => Promise<void>;
   connect: (req: NodeRequest, res: NodeResponse) => void;
+  /** GET pages (API reference, error pages, OpenAPI); false when the path is not one. */
+  pages?: (req: NodeRequest, res: NodeResponse) => boolean;
 }
 
 /**
  * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC),
- * `GET /metrics` to Prometheus, and everything else to the /v2 door, which answers
- * unknown paths with a 404 envelope.
+ * `GET /metrics` to Prometheus, GET pages (`/docs`, `/openapi.json`, error pages), and
+ * everything else to the /v2 door, which answers unknown paths with a 404 envelope.
  */
 export function createRouter(doors: Doors, metrics: Metrics) {
   return (req: NodeRequest, res: NodeResponse): void => {
@@ -33,6 +35,7 @@ export function createRouter(doors: Doors, metrics: Metrics) {
       );
       return;
     }
+    if (doors.pages?.(req, res)) return;
     void doors.json(req, res);
   };
 }
