@@ -13,6 +13,7 @@ import { type Call, setCall } from "../services/call.js";
 import { toServiceError } from "./interceptors/request-context.js";
 import { bindUnary, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
+import { addReflection } from "./reflection.js";
 
 /** What the grpc-js door needs. */
 export interface GrpcDoorOptions {
@@ -83,7 +84,8 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
 /**
  * gRPC through a @grpc/grpc-js server bound to the same implementations and the same
  * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
- * connections). Errors carry the same ErrorDetail as Connect's gRPC.
+ * connections). Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
+ * server reflection (v1 and v1alpha) for those services, without authentication.
  */
 export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
   const server = new grpc.Server({
@@ -110,6 +112,10 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
     }
     server.addService(definition, impl);
   }
+  addReflection(
+    server,
+    opts.services.map((s) => s.service),
+  );
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
       `${opts.host}:${opts.port}`,
