@@ -1,0 +1,177 @@
+import type { DescFile, DescMessage, DescMethod, Registry } from "@bufbuild/protobuf";
+import {
+  type AuthMode,
+  namespaceOf,
+  type Procedure,
+  procedures,
+} from "../../src/services/procedures.ts";
+import {
+  addErrorSchemas,
+  createErrorResponses,
+  type ErrorResponses,
+  REQUEST_ID_HEADER,
+} from "./errors.ts";
+import { readOptions } from "./options.ts";
+import {
+  collectUsage,
+  commentOf,
+  createSchemaBuilder,
+  type Schema,
+  type SchemaBuilder,
+} from "./schemas.ts";
+
+/** json-door.ts also serves liveness.check here, by POST and by GET. */
+const LIVENESS_PATH = "/v2/liveness";
+const LIVENESS = "liveness.check";
+
+const INTRO = [
+  "The /v2 JSON door of Latchkey, generated from the proto contract (`proto/latchkey/v2`) and",
+  "its `latchkey.v2` options by `scripts/protoc-gen-openapi.ts` during `buf generate`.",
+  "Every procedure is `POST /v2/<namespace>.<procedure>` with a JSON body. Field names are",
+  "lowerCamel only (unknown keys and snake_case names are 400); int64 values are JSON numbers",
+  "(beyond 2^53-1, or sent as strings: 400); `null` is accepted only on nullable fields and",
+  "clears them; update procedures change the fields present in the body. Every answer carries",
+  "`meta.requestId` and the `x-request-id` header; errors use the error envelope, whose `type`",
+  "URL ends with the catalog code's `<category>/<name>`.",
+].join(" ");
+
+function message(registry: Registry, typeName: string): DescMessage {
+  const found = registry.getMessage(typeName);
+  if (!found) throw new Error(`${typeName} is not in the request`);
+  return found;
+}
+
+function authOf(name: string): AuthMode {
+  const procedure = (procedures as Record<string, Procedure>)[name];
+  if (!procedure) throw new Error(`procedure ${name} is missing from src/services/procedures.ts`);
+  return procedure.auth;
+}
+
+function securityOf(auth: AuthMode): Schema[] {
+  if (auth === "none") return [];
+  return auth === "required" ? [{ rootKey: [] }] : [{ rootKey: [] }, {}];
+}
+
+function summaryOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const end = text.indexOf(". ");
+  return end < 0 ? text : text.slice(0, end + 1);
+}
+
+interface Context {
+  builder: SchemaBuilder;
+  errors: ErrorResponses;
+  bareArrayField(desc: DescMessage): string | undefined;
+}
+
+/** The request body: the request message, or also a bare array where the message allows it. */
+function requestBody(ctx: Context, input: DescMessage): Schema {
+  let schema = ctx.builder.ref(input, "request");
+  const bare = ctx.bareArrayField(input);
+  if (bare !== undefined) {
+    const f = input.fields.find((x) => x.name === bare);
+    if (!f?.message || f.fieldKind !== "list") {
+      throw new Error(`${input.typeName}: bare_array_field names no repeated message field`);
+    }
+    const wrapped = ctx.builder.components()[ref(schema)]?.properties as Record<string, Schema>;
+    const list = wrapped[f.jsonName] as Schema;
+    schema = {
+      oneOf: [
+        schema,
+        { ...list, description: `The bare array, meaning \`{"${f.jsonName}": [...]}\`.` },
+      ],
+    };
+  }
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+/** The component name a `$ref` points at. */
+function ref(schema: Schema): string {
+  return String(schema.$ref).slice("#/components/schemas/".length);
+}
+
+function operation(
+  ctx: Context,
+  m: DescMethod,
+  name: string,
+  operationId: string,
+  hasBody: boolean,
+): Schema {
+  const auth = authOf(name);
+  const comment = commentOf(m);
+  const op: Schema = { operationId, tags: [namespaceOf(m.parent)] };
+  const summary = summaryOf(comment);
+  if (summary !== undefined) op.summary = summary;
+  if (comment !== undefined && comment !== summary) op.description = comment;
+  op.security = securityOf(auth);
+  if (hasBody) op.requestBody = requestBody(ctx, m.input);
+  op.responses = {
+    "200": {
+      description: commentOf(m.output) ?? "OK",
+      headers: { "x-request-id": REQUEST_ID_HEADER },
+      content: { "application/json": { schema: ctx.builder.ref(m.output, "response") } },
+    },
+    ...ctx.errors.of(name, auth, hasBody),
+  };
+  return op;
+}
+
+/** The OpenAPI 3.1 document of the /v2 JSON door for the services of `files`. */
+export function buildDocument(registry: Registry, files: readonly DescFile[]): Schema {
+  const opts = readOptions(registry);
+  const services = files.flatMap((f) => f.services);
+  const methods = services.flatMap((s) => s.methods);
+  const detail = message(registry, "latchkey.v2.ErrorDetail");
+  const builder = createSchemaBuilder(opts, collectUsage(methods, [detail]));
+  const meta = builder.ref(message(registry, "latchkey.v2.ResponseMeta"), "response");
+  const ctx: Context = {
+    builder,
+    errors: createErrorResponses(addErrorSchemas(builder, detail, meta)),
+    bareArrayField: (desc) => opts.messageRules(desc)?.bareArrayField,
+  };
+
+  const paths: Record<string, Schema> = {};
+  for (const m of methods) {
+    const name = `${namespaceOf(m.parent)}.${m.localName}`;
+    paths[`/v2/${name}`] = { post: operation(ctx, m, name, name, true) };
+    if (name === LIVENESS) {
+      paths[LIVENESS_PATH] = {
+        get: operation(ctx, m, name, "liveness.get", false),
+        post: operation(ctx, m, name, "liveness.post", true),
+      };
+    }
+  }
+  const pkg = files[0]?.proto.package ?? "";
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Latchkey",
+      version: pkg.slice(pkg.lastIndexOf(".") + 1),
+      description: INTRO,
+    },
+    tags: services.map((s) => {
+      const description = commentOf(s);
+      return description === undefined
+        ? { name: namespaceOf(s) }
+        : { name: namespaceOf(s), description };
+    }),
+    paths,
+    components: {
+      schemas: builder.components(),
+      responses: ctx.errors.components(),
+      headers: {
+        RequestId: {
+          description: "The request id, as in `meta.requestId`.",
+          schema: { type: "string", pattern: "^req_" },
+        },
+      },
+      securitySchemes: {
+        rootKey: {
+          type: "http",
+          scheme: "bearer",
+          description: "A root key: `Authorization: Bearer <root key>`.",
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import {
+  type DescEnumValue,
+  type DescExtension,
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  type Registry,
+} from "@bufbuild/protobuf";
+
+/** `(latchkey.v2.rules)` of a field, as options.proto declares FieldRules. */
+export interface FieldRules {
+  required: boolean;
+  minLen?: number;
+  maxLen?: number;
+  pattern?: string;
+  min?: bigint;
+  max?: bigint;
+  minItems?: number;
+  maxItems?: number;
+  maxProps?: number;
+  maxJsonBytes?: number;
+  uniqueBy?: string;
+}
+
+/** `(latchkey.v2.json)` of a field, as options.proto declares JsonField. */
+export interface JsonField {
+  nullable: boolean;
+  emitEmpty: boolean;
+  emitNull: boolean;
+}
+
+/** `(latchkey.v2.message_rules)` of a message, as options.proto declares MessageRules. */
+export interface MessageRules {
+  exactlyOneOf: string[];
+  bareArrayField?: string;
+}
+
+/** Reads our own options (options.proto) from descriptors. */
+export interface Options {
+  rules(field: DescField): FieldRules | undefined;
+  json(field: DescField): JsonField;
+  messageRules(message: DescMessage): MessageRules | undefined;
+  /** The string the /v2 door uses for an enum value: its `json_value`, else its proto name. */
+  jsonValue(value: DescEnumValue): string;
+}
+
+const NO_JSON: JsonField = { nullable: false, emitEmpty: false, emitNull: false };
+
+/**
+ * Finds the latchkey.v2 extensions in the registry built from the plugin request (never
+ * in gen/, which `buf generate` is rewriting while this plugin runs) and reads them with
+ * protobuf-es reflection.
+ */
+export function readOptions(registry: Registry): Options {
+  const extension = (name: string): DescExtension => {
+    const found = registry.getExtension(`latchkey.v2.${name}`);
+    if (!found) throw new Error(`extension latchkey.v2.${name} is not in the request`);
+    return found;
+  };
+  const rules = extension("rules");
+  const json = extension("json");
+  const messageRules = extension("message_rules");
+  const jsonValue = extension("json_value");
+  return {
+    rules: (field) =>
+      hasOption(field, rules) ? (getOption(field, rules) as unknown as FieldRules) : undefined,
+    json: (field) =>
+      hasOption(field, json) ? (getOption(field, json) as unknown as JsonField) : NO_JSON,
+    messageRules: (message) =>
+      hasOption(message, messageRules)
+        ? (getOption(message, messageRules) as unknown as MessageRules)
+        : undefined,
+    jsonValue: (value) =>
+      hasOption(value, jsonValue) ? (getOption(value, jsonValue) as string) : value.name,
+  };
+}

@@ -1,0 +1,332 @@
+import {
+  type AnyDesc,
+  type DescEnum,
+  type DescField,
+  type DescFile,
+  type DescMessage,
+  type DescMethod,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { getComments } from "@bufbuild/protoplugin";
+import type { FieldRules, Options } from "./options.ts";
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
+export type Schema = { [keyword: string]: unknown };
+
+/**
+ * Requests and responses of one message differ on the /v2 door: requests refuse unknown
+ * keys and null (except on nullable fields) and carry the bounds of `(latchkey.v2.rules)`;
+ * responses omit unset optional fields and empty lists unless the field says otherwise.
+ */
+export type Direction = "request" | "response";
+
+const STRUCT = "google.protobuf.Struct";
+const FIELD_MASK = "google.protobuf.FieldMask";
+const EXPLICIT = FeatureSet_FieldPresence.EXPLICIT;
+/** The /v2 door reads int64 as JSON numbers and refuses integers beyond 2^53-1. */
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** The fields of a response envelope, always written by the door. */
+const ENVELOPE_FIELDS = ["meta", "data", "pagination"];
+
+/** The leading comment of a descriptor as one line of text, or undefined. */
+export function commentOf(desc: Exclude<AnyDesc, DescFile>): string | undefined {
+  const text = getComments(desc).leading;
+  if (text === undefined) return undefined;
+  const joined = text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0)
+    .join(" ");
+  return joined.length > 0 ? joined : undefined;
+}
+
+/** Puts `description` first, for a document that reads well. */
+export function described(schema: Schema, description: string | undefined): Schema {
+  return description === undefined ? schema : { description, ...schema };
+}
+
+/** The same schema also accepting JSON null. */
+export function nullable(schema: Schema): Schema {
+  if (typeof schema.type === "string") return { ...schema, type: [schema.type, "null"] };
+  return { anyOf: [schema, { type: "null" }] };
+}
+
+/** The update mask is derived from the body's keys on the /v2 door; it is never sent. */
+function isUpdateMask(f: DescField): boolean {
+  return f.name === "update_mask" && f.message?.typeName === FIELD_MASK;
+}
+
+type Value =
+  | { kind: "scalar"; scalar: ScalarType }
+  | { kind: "enum"; desc: DescEnum }
+  | { kind: "message"; desc: DescMessage };
+
+/** What one value of a field (one item of a list) holds. */
+function fieldValue(f: DescField): Value {
+  switch (f.fieldKind) {
+    case "scalar":
+      return { kind: "scalar", scalar: f.scalar };
+    case "enum":
+      return { kind: "enum", desc: f.enum };
+    case "message":
+      return { kind: "message", desc: f.message };
+    case "list":
+      if (f.listKind === "scalar") return { kind: "scalar", scalar: f.scalar };
+      if (f.listKind === "enum") return { kind: "enum", desc: f.enum };
+      return { kind: "message", desc: f.message };
+    case "map":
+      throw new Error(`${f.parent.typeName}.${f.name}: maps have no /v2 JSON form`);
+  }
+}
+
+const INT32: [number, number] = [-2147483648, 2147483647];
+const UINT32: [number, number] = [0, 4294967295];
+
+function integerSchema(type: ScalarType, dir: Direction, r: FieldRules | undefined): Schema {
+  const wide = [
+    ScalarType.INT64,
+    ScalarType.UINT64,
+    ScalarType.SINT64,
+    ScalarType.FIXED64,
+    ScalarType.SFIXED64,
+  ].includes(type);
+  const unsigned = [ScalarType.UINT32, ScalarType.FIXED32, ScalarType.UINT64, ScalarType.FIXED64];
+  const signed32 = [ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32].includes(type);
+  const schema: Schema = { type: "integer", format: signed32 ? "int32" : "int64" };
+  if (dir === "response") return schema;
+  // The door refuses integers outside the type's range (and beyond 2^53-1) with 400.
+  let [lo, hi] = wide ? [-MAX_SAFE, MAX_SAFE] : signed32 ? INT32 : UINT32;
+  if (unsigned.includes(type)) lo = 0;
+  if (r?.min !== undefined) lo = Math.max(lo, Number(r.min));
+  if (r?.max !== undefined) hi = Math.min(hi, Number(r.max));
+  return { ...schema, minimum: lo, maximum: hi };
+}
+
+function scalarSchema(type: ScalarType, dir: Direction, r: FieldRules | undefined): Schema {
+  switch (type) {
+    case ScalarType.STRING: {
+      const schema: Schema = { type: "string" };
+      if (r?.minLen !== undefined) schema.minLength = r.minLen;
+      if (r?.maxLen !== undefined) schema.maxLength = r.maxLen;
+      if (r?.pattern !== undefined) schema.pattern = r.pattern;
+      return schema;
+    }
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT: {
+      const schema: Schema = {
+        type: "number",
+        format: type === ScalarType.DOUBLE ? "double" : "float",
+      };
+      if (r?.min !== undefined) schema.minimum = Number(r.min);
+      if (r?.max !== undefined) schema.maximum = Number(r.max);
+      return schema;
+    }
+    case ScalarType.BYTES:
+      throw new Error("bytes fields have no /v2 JSON form");
+    default:
+      return integerSchema(type, dir, r);
+  }
+}
+
+/** Messages reachable from the methods' requests and responses, and the envelopes. */
+export interface Usage {
+  request: Set<string>;
+  response: Set<string>;
+  /** Method outputs: their meta, data and pagination are always written. */
+  envelopes: Set<string>;
+}
+
+/** Walks every message reachable from the methods' inputs and outputs. */
+export function collectUsage(methods: readonly DescMethod[], extra: DescMessage[]): Usage {
+  const usage: Usage = { request: new Set(), response: new Set(), envelopes: new Set() };
+  const walk = (desc: DescMessage, into: Set<string>) => {
+    if (into.has(desc.typeName) || desc.typeName === STRUCT) return;
+    into.add(desc.typeName);
+    for (const f of desc.fields) {
+      if (isUpdateMask(f) || f.fieldKind === "map") continue;
+      const v = fieldValue(f);
+      if (v.kind === "message") walk(v.desc, into);
+    }
+  };
+  for (const m of methods) {
+    walk(m.input, usage.request);
+    walk(m.output, usage.response);
+    usage.envelopes.add(m.output.typeName);
+  }
+  for (const desc of extra) walk(desc, usage.response);
+  return usage;
+}
+
+/** Builds the component schemas of messages and enums, each once per direction. */
+export interface SchemaBuilder {
+  /** A `$ref` to the component of a message for a direction, built on first use. */
+  ref(desc: DescMessage, dir: Direction): Schema;
+  /** A `$ref` to a component added by name. */
+  add(name: string, schema: Schema): Schema;
+  /** The response schema of one field of a message, and whether the door always writes it. */
+  responseField(f: DescField): { schema: Schema; required: boolean };
+  /** Every component built so far, sorted by name. */
+  components(): Record<string, Schema>;
+}
+
+export function createSchemaBuilder(opts: Options, usage: Usage): SchemaBuilder {
+  const components = new Map<string, Schema>();
+  const refTo = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+  function nameOf(desc: DescMessage | DescEnum, dir: Direction): string {
+    const base = desc.typeName.slice(desc.file.proto.package.length + 1);
+    // A message used on both sides gets a second component for its request form.
+    return dir === "request" && usage.response.has(desc.typeName) ? `${base}Input` : base;
+  }
+
+  function enumRef(desc: DescEnum): Schema {
+    const name = nameOf(desc, "response");
+    if (!components.has(name)) {
+      const values = desc.values.filter((v) => v.number !== 0);
+      const meanings = values.map((v) => `\`${opts.jsonValue(v)}\`: ${commentOf(v) ?? ""}`.trim());
+      components.set(
+        name,
+        described(
+          { type: "string", enum: values.map((v) => opts.jsonValue(v)) },
+          [commentOf(desc), ...meanings].filter((s) => s !== undefined).join("\n\n"),
+        ),
+      );
+    }
+    return refTo(name);
+  }
+
+  function valueSchema(v: Value, dir: Direction, r: FieldRules | undefined): Schema {
+    switch (v.kind) {
+      case "scalar":
+        return scalarSchema(v.scalar, dir, r);
+      case "enum":
+        return enumRef(v.desc);
+      case "message": {
+        if (v.desc.typeName !== STRUCT) return ref(v.desc, dir);
+        const schema: Schema = { type: "object" };
+        if (dir === "request" && r?.maxProps !== undefined) schema.maxProperties = r.maxProps;
+        return schema;
+      }
+    }
+  }
+
+  function requestField(f: DescField): { schema: Schema; required: boolean } {
+    const r = opts.rules(f);
+    let schema = valueSchema(fieldValue(f), "request", r);
+    if (f.fieldKind === "list") {
+      schema = { type: "array", items: schema };
+      if (r?.minItems !== undefined) schema.minItems = r.minItems;
+      if (r?.maxItems !== undefined) schema.maxItems = r.maxItems;
+    }
+    if (opts.json(f).nullable) schema = nullable(schema);
+    const notes = [commentOf(f)];
+    if (r?.maxJsonBytes !== undefined) {
+      notes.push(
+        `At most ${r.maxJsonBytes} bytes as JSON; numbers in it must be finite, integers at most 2^53-1.`,
+      );
+    }
+    if (r?.uniqueBy !== undefined && f.message) {
+      const key = f.message.fields.find((x) => x.name === r.uniqueBy);
+      notes.push(`No two items may have the same \`${key?.jsonName ?? r.uniqueBy}\`.`);
+    }
+    const text = notes.filter((s) => s !== undefined).join(" ");
+    return { schema: described(schema, text || undefined), required: r?.required ?? false };
+  }
+
+  function responseField(f: DescField): { schema: Schema; required: boolean } {
+    const j = opts.json(f);
+    const v = fieldValue(f);
+    let schema = valueSchema(v, "response", undefined);
+    let required = false;
+    switch (f.fieldKind) {
+      case "list":
+        schema = { type: "array", items: schema };
+        required = j.emitEmpty;
+        break;
+      case "message":
+        if (j.emitEmpty) {
+          required = true;
+          // An unset message is written as {}, which its own required fields would refuse.
+          if (v.kind === "message" && hasRequired(v.desc)) {
+            schema = { anyOf: [schema, { type: "object", maxProperties: 0 }] };
+          }
+        } else if (j.emitNull) {
+          required = true;
+          schema = nullable(schema);
+        }
+        break;
+      case "enum":
+        if (j.emitNull) {
+          required = true;
+          schema = nullable(schema);
+        }
+        break;
+      default:
+        // Implicit scalars are always written; optional ones only when set (or as null).
+        required = f.presence !== EXPLICIT || j.emitNull;
+        if (f.presence === EXPLICIT && j.emitNull) schema = nullable(schema);
+    }
+    return { schema: described(schema, commentOf(f)), required };
+  }
+
+  function hasRequired(desc: DescMessage): boolean {
+    if (desc.typeName === STRUCT) return false;
+    ref(desc, "response");
+    const built = components.get(nameOf(desc, "response"));
+    return Array.isArray(built?.required) && built.required.length > 0;
+  }
+
+  function build(desc: DescMessage, dir: Direction): Schema {
+    const properties: Record<string, Schema> = {};
+    const required: string[] = [];
+    for (const f of desc.fields) {
+      if (isUpdateMask(f) || f.fieldKind === "map") continue;
+      const field = dir === "request" ? requestField(f) : responseField(f);
+      properties[f.jsonName] = field.schema;
+      if (field.required) required.push(f.jsonName);
+    }
+    if (dir === "response" && usage.envelopes.has(desc.typeName)) {
+      for (const name of ENVELOPE_FIELDS) {
+        if (name in properties && !required.includes(name)) required.push(name);
+      }
+    }
+    const order = Object.keys(properties);
+    required.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const schema: Schema = { type: "object", properties };
+    if (required.length > 0) schema.required = required;
+    schema.additionalProperties = false;
+    const group = dir === "request" ? (opts.messageRules(desc)?.exactlyOneOf ?? []) : [];
+    if (group.length > 0) {
+      schema.oneOf = group.map((name) => {
+        const f = desc.fields.find((x) => x.name === name);
+        if (!f) throw new Error(`${desc.typeName}: exactly_one_of names no field ${name}`);
+        return { required: [f.jsonName] };
+      });
+    }
+    return described(schema, commentOf(desc));
+  }
+
+  function ref(desc: DescMessage, dir: Direction): Schema {
+    const name = nameOf(desc, dir);
+    if (!components.has(name)) {
+      components.set(name, {}); // a placeholder, for messages that refer to themselves
+      components.set(name, build(desc, dir));
+    }
+    return refTo(name);
+  }
+
+  return {
+    ref,
+    add(name, schema) {
+      if (components.has(name)) throw new Error(`component ${name} exists already`);
+      components.set(name, schema);
+      return refTo(name);
+    },
+    responseField,
+    components: () =>
+      Object.fromEntries([...components].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  };
+}
