@@ -20,6 +20,7 @@ import { requestContextInterceptor } from "./server/interceptors/request-context
 import { validateInterceptor } from "./server/interceptors/validate.js";
 import { createJsonDoor } from "./server/json-door.js";
 import { listen } from "./server/listener.js";
+import { openApiDocument } from "./server/openapi.js";
 import { createPages } from "./server/pages.js";
 import { createRouter } from "./server/router.js";
 import type { Deps } from "./services/deps.js";
@@ -135,7 +136,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       {
         json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
         connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
-        pages: createPages(),
+        pages: createPages(openApiDocument),
       },
       metrics,
     );
