@@ -16,6 +16,7 @@ import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
 import { namespaceOf } from "../../src/services/procedures.js";
+import { assertDocumentedResponse } from "./openapi.js";
 
 /**
  * The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC on the grpc-js door
@@ -85,7 +86,10 @@ export function createTransports(
   };
 }
 
-/** Calls a procedure through the /v2 door with a JSON body. */
+/**
+ * Calls a procedure through the /v2 door with a JSON body. Every answer (status and body,
+ * success or error) must be one the OpenAPI document allows, or the calling test fails.
+ */
 export async function callJson(
   baseUrl: string,
   procedure: string,
@@ -102,6 +106,7 @@ export async function callJson(
   if (res.headers.get("x-request-id") !== json.meta?.requestId) {
     throw new Error("x-request-id header and meta.requestId differ");
   }
+  assertDocumentedResponse(procedure, res.status, json);
   const out: CallResult = { status: res.status, requestId: json.meta.requestId };
   if ("data" in json) out.data = json.data;
   if (json.pagination) out.pagination = json.pagination;

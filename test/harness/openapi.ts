@@ -1,0 +1,62 @@
+import { readFileSync } from "node:fs";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
+
+/** The base URI the document is registered under, to compile `$ref`s into it. */
+const DOCUMENT_ID = "latchkey.openapi.json";
+
+interface Operation {
+  responses: Record<string, { $ref?: string }>;
+}
+interface Document {
+  paths: Record<string, { post?: Operation }>;
+}
+
+const document = JSON.parse(readFileSync(OPENAPI_DOCUMENT_URL, "utf8")) as Document;
+const ajv = new Ajv2020({ allErrors: true, allowUnionTypes: true });
+for (const format of ["int32", "int64", "float", "double"]) ajv.addFormat(format, true);
+// Ajv compiles the document's root to resolve `$ref`s into it: its OpenAPI keys are known
+// keywords without validation there (strict mode still checks every schema inside).
+ajv.addVocabulary(Object.keys(document));
+ajv.addSchema(document, DOCUMENT_ID);
+const validators = new Map<string, ValidateFunction>();
+
+function pointerToken(s: string): string {
+  return s.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** The JSON Pointer (in the document) of the response schema of a procedure and status. */
+function schemaPointer(procedure: string, status: number, body: unknown): string {
+  const path = `/v2/${procedure}`;
+  const op = document.paths[path]?.post;
+  // An unknown procedure is the door's 404 route_not_found, in the error envelope.
+  if (!op && status === 404) return "#/components/schemas/ErrorResponse";
+  if (!op) throw new Error(`${path} is not in the OpenAPI document, yet it answered ${status}`);
+  const response = op.responses[String(status)];
+  if (!response) {
+    throw new Error(
+      `${procedure} answered ${status}, a status its OpenAPI operation does not list: ${JSON.stringify(body)}`,
+    );
+  }
+  const base = response.$ref ?? `#/paths/${pointerToken(path)}/post/responses/${status}`;
+  return `${base}/content/application~1json/schema`;
+}
+
+/**
+ * Throws unless a /v2 response (status and parsed body) is one the OpenAPI document allows
+ * for that procedure. Each schema is compiled once per test file.
+ */
+export function assertDocumentedResponse(procedure: string, status: number, body: unknown): void {
+  const pointer = schemaPointer(procedure, status, body);
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
+    validators.set(pointer, validate);
+  }
+  if (!validate(body)) {
+    throw new Error(
+      `${procedure} answered ${status} with a body the OpenAPI document does not allow ` +
+        `(${ajv.errorsText(validate.errors, { dataVar: "body" })}): ${JSON.stringify(body)}`,
+    );
+  }
+}

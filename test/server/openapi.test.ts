@@ -1,0 +1,91 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
+import { type Procedure, procedures } from "../../src/services/procedures.js";
+import { assertDocumentedResponse } from "../harness/openapi.js";
+import { useServer } from "../harness/server.js";
+
+const s = useServer();
+// biome-ignore lint/suspicious/noExplicitAny: the document is read as plain JSON
+const doc: any = JSON.parse(await readFile(OPENAPI_DOCUMENT_URL, "utf8"));
+const schemas = doc.components.schemas;
+
+describe("GET /openapi.json", () => {
+  it("serves the generated document", async () => {
+    const res = await fetch(`${s.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await res.json()).toEqual(doc);
+    expect(doc.openapi).toBe("3.1.0");
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("has one POST per procedure of the table, and liveness at /v2/liveness by GET and POST", () => {
+    const expected = [...Object.keys(procedures).map((p) => `/v2/${p}`), "/v2/liveness"];
+    expect(Object.keys(doc.paths).sort()).toEqual(expected.sort());
+    expect(Object.keys(doc.paths["/v2/liveness"]).sort()).toEqual(["get", "post"]);
+  });
+
+  it("asks for a root key as the procedures table says", () => {
+    for (const [name, p] of Object.entries(procedures as Record<string, Procedure>)) {
+      const { security, responses } = doc.paths[`/v2/${name}`].post;
+      const expected = { none: [], required: [{ rootKey: [] }], optional: [{ rootKey: [] }, {}] };
+      expect(security, name).toEqual(expected[p.auth]);
+      for (const status of ["400", "413", "415", "500"])
+        expect(responses, name).toHaveProperty(status);
+      if (p.auth !== "none")
+        for (const status of ["401", "403", "503"]) expect(responses, name).toHaveProperty(status);
+    }
+  });
+
+  it("carries the bounds and JSON behaviour of the proto options", () => {
+    const createApi = schemas.CreateApiRequest;
+    expect(createApi.required).toEqual(["name"]);
+    expect(createApi.additionalProperties).toBe(false);
+    expect(createApi.properties.name).toMatchObject({ minLength: 3, maxLength: 256 });
+    const updateKey = schemas.UpdateKeyRequest.properties;
+    expect(updateKey.expires.type).toEqual(["integer", "null"]);
+    expect(updateKey.enabled.type).toBe("boolean");
+    expect(updateKey).not.toHaveProperty("updateMask");
+    expect(schemas.GetIdentityRequest.oneOf).toEqual([
+      { required: ["identity"] },
+      { required: ["externalId"] },
+    ]);
+    expect(schemas.RefillInterval.enum).toEqual(["daily", "monthly"]);
+    const multi =
+      doc.paths["/v2/ratelimit.multiLimit"].post.requestBody.content["application/json"];
+    expect(multi.schema.oneOf[1]).toMatchObject({ type: "array", minItems: 1, maxItems: 100 });
+    expect(schemas.Credits.required).toEqual(["remaining"]);
+    expect(schemas.ListKeysResponse.required).toEqual(["meta", "data", "pagination"]);
+  });
+});
+
+describe("the harness check of /v2 answers", () => {
+  const meta = { requestId: "req_123" };
+  it("accepts an answer the document allows", () => {
+    assertDocumentedResponse("apis.getApi", 200, { meta, data: { id: "api_1", name: "x" } });
+  });
+
+  it("refuses an undocumented field, a missing field and an undocumented status", () => {
+    const api = { id: "api_1", name: "x" };
+    expect(() =>
+      assertDocumentedResponse("apis.getApi", 200, { meta, data: { ...api, extra: 1 } }),
+    ).toThrow(/does not allow/);
+    expect(() => assertDocumentedResponse("apis.getApi", 200, { data: api })).toThrow(
+      /does not allow/,
+    );
+    expect(() => assertDocumentedResponse("apis.createApi", 404, { meta })).toThrow(
+      /does not list/,
+    );
+  });
+
+  it("requires errors[] on a 400 and refuses it elsewhere", () => {
+    const error = { detail: "d", status: 400, title: "Bad Request", type: "t" };
+    expect(() => assertDocumentedResponse("apis.getApi", 400, { meta, error })).toThrow();
+    assertDocumentedResponse("apis.getApi", 400, { meta, error: { ...error, errors: [] } });
+    expect(() =>
+      assertDocumentedResponse("apis.getApi", 404, { meta, error: { ...error, errors: [] } }),
+    ).toThrow();
+  });
+});
