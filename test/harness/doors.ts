@@ -16,7 +16,7 @@ import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
 import { namespaceOf } from "../../src/services/procedures.js";
-import { assertDocumentedResponse } from "./openapi.js";
+import { assertDocumentedRequest, assertDocumentedResponse } from "./openapi.js";
 
 /**
  * The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC on the grpc-js door
@@ -88,7 +88,8 @@ export function createTransports(
 
 /**
  * Calls a procedure through the /v2 door with a JSON body. Every answer (status and body,
- * success or error) must be one the OpenAPI document allows, or the calling test fails.
+ * success or error) must be one the OpenAPI document allows, and so must every request
+ * body the door accepted, or the calling test fails.
  */
 export async function callJson(
   baseUrl: string,
@@ -107,6 +108,7 @@ export async function callJson(
     throw new Error("x-request-id header and meta.requestId differ");
   }
   assertDocumentedResponse(procedure, res.status, json);
+  if (res.status === 200) assertDocumentedRequest(procedure, body);
   const out: CallResult = { status: res.status, requestId: json.meta.requestId };
   if ("data" in json) out.data = json.data;
   if (json.pagination) out.pagination = json.pagination;

@@ -42,17 +42,41 @@ function schemaPointer(procedure: string, status: number, body: unknown): string
   return `${base}/content/application~1json/schema`;
 }
 
-/**
- * Throws unless a /v2 response (status and parsed body) is one the OpenAPI document allows
- * for that procedure. Each schema is compiled once per test file.
- */
-export function assertDocumentedResponse(procedure: string, status: number, body: unknown): void {
-  const pointer = schemaPointer(procedure, status, body);
+function validatorAt(pointer: string): ValidateFunction {
   let validate = validators.get(pointer);
   if (!validate) {
     validate = ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
     validators.set(pointer, validate);
   }
+  return validate;
+}
+
+/**
+ * Throws unless a request body the door accepted (answered 200) is one the OpenAPI document
+ * allows: the document must not refuse what the door takes.
+ */
+export function assertDocumentedRequest(procedure: string, body: unknown): void {
+  const path = `/v2/${procedure}`;
+  if (!document.paths[path]?.post) return;
+  const validate = validatorAt(
+    `#/paths/${pointerToken(path)}/post/requestBody/content/application~1json/schema`,
+  );
+  // As sent: JSON.stringify drops undefined values.
+  const sent = JSON.parse(JSON.stringify(body ?? null));
+  if (!validate(sent)) {
+    throw new Error(
+      `${procedure} accepted a request body the OpenAPI document refuses ` +
+        `(${ajv.errorsText(validate.errors, { dataVar: "body" })}): ${JSON.stringify(sent)}`,
+    );
+  }
+}
+
+/**
+ * Throws unless a /v2 response (status and parsed body) is one the OpenAPI document allows
+ * for that procedure. Each schema is compiled once per test file.
+ */
+export function assertDocumentedResponse(procedure: string, status: number, body: unknown): void {
+  const validate = validatorAt(schemaPointer(procedure, status, body));
   if (!validate(body)) {
     throw new Error(
       `${procedure} answered ${status} with a body the OpenAPI document does not allow ` +
