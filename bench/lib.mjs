@@ -270,11 +270,14 @@ export async function withDatabase(label, fn) {
   }
 }
 
-/** Starts the built Latchkey (dist/) on `databaseUrl`; resolves to its base URL and a stop. */
-async function startLatchkey(databaseUrl, env = {}) {
+/**
+ * Starts the built Latchkey (dist/) on `databaseUrl` with this Node (plus `nodeArgs`, such as
+ * `--cpu-prof`); resolves to its base URL and a stop.
+ */
+async function startLatchkey(databaseUrl, env = {}, nodeArgs = []) {
   const lk = await start(
     process.execPath,
-    ["dist/src/cli/main.js", "serve"],
+    [...nodeArgs, "dist/src/cli/main.js", "serve"],
     {
       DATABASE_URL: databaseUrl,
       PORT: "0",
@@ -289,8 +292,8 @@ async function startLatchkey(databaseUrl, env = {}) {
 }
 
 /** Starts Latchkey on `databaseUrl`, runs `fn(base)` and stops it (even on failure). */
-export async function withLatchkey(databaseUrl, env, fn) {
-  const lk = await startLatchkey(databaseUrl, env);
+export async function withLatchkey(databaseUrl, env, fn, nodeArgs = []) {
+  const lk = await startLatchkey(databaseUrl, env, nodeArgs);
   try {
     return await fn(lk.base);
   } finally {

@@ -2,7 +2,7 @@
 // `npm run bench -- get-api` runs only the named ones. Results go to bench/results/.
 import { spawnSync } from "node:child_process";
 
-const ALL = ["get-api", "keys", "verify"];
+const ALL = ["get-api", "keys", "verify", "ratelimit", "analytics"];
 const wanted = process.argv.slice(2);
 const chosen = wanted.length > 0 ? ALL.filter((b) => wanted.includes(b)) : ALL;
 for (const name of chosen) {
