@@ -32,8 +32,51 @@ export function codePointLength(s: string): number {
   return n;
 }
 
-/** Checks a string against its bounds. */
+// An unpaired surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Checks that PostgreSQL can hold a string: text and jsonb refuse U+0000, and jsonb refuses
+ * an unpaired surrogate (text would silently store U+FFFD instead). Such a string must be a
+ * 400, not a failed statement: in a request it would be a 500, in an event a flush that
+ * never succeeds.
+ */
+export function checkStorable(value: string): string | undefined {
+  if (value.includes("\u0000")) return "must not contain the character U+0000";
+  if (UNPAIRED_SURROGATE.test(value)) return "must be well-formed Unicode (no unpaired surrogate)";
+  return undefined;
+}
+
+/**
+ * Finds the first key or string in a JSON value that PostgreSQL cannot hold (see
+ * checkStorable). Returns its JSON Pointer relative to `pointer` with the message, or undefined.
+ */
+export function findUnstorableString(
+  value: unknown,
+  pointer: string,
+): { location: string; message: string } | undefined {
+  if (typeof value === "string") {
+    const message = checkStorable(value);
+    return message === undefined ? undefined : { location: pointer, message };
+  }
+  if (value === null || typeof value !== "object") return undefined;
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [String(i), v] as const)
+    : Object.entries(value);
+  for (const [k, v] of entries) {
+    const at = `${pointer}/${escapePointer(k)}`;
+    const keyMessage = Array.isArray(value) ? undefined : checkStorable(k);
+    if (keyMessage !== undefined) return { location: at, message: `has a key that ${keyMessage}` };
+    const found = findUnstorableString(v, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Checks a string against its bounds; every string must also be storable (checkStorable). */
 export function checkString(value: string, b: StringBounds): string | undefined {
+  const unstorable = checkStorable(value);
+  if (unstorable !== undefined) return unstorable;
   if (b.minLen !== undefined || b.maxLen !== undefined) {
     const len = codePointLength(value);
     if (b.minLen !== undefined && len < b.minLen) {
@@ -71,6 +114,32 @@ export function checkItems(
   }
   if (maxItems !== undefined && count > maxItems) {
     return `must have at most ${maxItems} items (got ${count})`;
+  }
+  return undefined;
+}
+
+/**
+ * How deep a Struct (`meta`) may nest, the Struct itself being level 1. Every level is two
+ * messages on the binary wire, where protobuf stops at 100 messages: much deeper, a value
+ * stored through /v2 could not be read back by a gRPC or Connect client. A limit also keeps
+ * the walks over the value (and PostgreSQL's jsonb parser) far from their stack limits.
+ */
+export const MAX_STRUCT_DEPTH = 32;
+
+/**
+ * Finds an object or array nested deeper than `maxDepth` levels in a JSON value (the value
+ * itself is level 1) and returns its JSON Pointer relative to `pointer`, or undefined.
+ * It never descends below `maxDepth`, so any depth is safe to check.
+ */
+export function findTooDeep(value: unknown, pointer: string, maxDepth: number): string | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  if (maxDepth <= 0) return pointer;
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [String(i), v] as const)
+    : Object.entries(value);
+  for (const [k, v] of entries) {
+    const found = findTooDeep(v, `${pointer}/${escapePointer(k)}`, maxDepth - 1);
+    if (found !== undefined) return found;
   }
   return undefined;
 }

@@ -13,7 +13,10 @@ import {
   checkItems,
   checkNumber,
   checkString,
+  findTooDeep,
   findUnsafeNumber,
+  findUnstorableString,
+  MAX_STRUCT_DEPTH,
   type StringBounds,
 } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
@@ -156,9 +159,20 @@ function checkStruct(p: FieldPlan, value: object, at: string, out: Violation[]):
     out.push({ location: at, message: `must have at most ${p.maxProps} top-level properties` });
     return;
   }
+  // First, so that the walks below recurse a bounded number of times.
+  const deep = findTooDeep(value, at, MAX_STRUCT_DEPTH);
+  if (deep !== undefined) {
+    out.push({ location: deep, message: `nests deeper than ${MAX_STRUCT_DEPTH} levels` });
+    return;
+  }
   const unsafe = findUnsafeNumber(value, at);
   if (unsafe !== undefined) {
     out.push({ location: unsafe, message: "numbers must be finite and integers at most 2^53-1" });
+    return;
+  }
+  const unstorable = findUnstorableString(value, at);
+  if (unstorable !== undefined) {
+    out.push(unstorable);
     return;
   }
   if (p.maxJsonBytes !== undefined) {
