@@ -155,6 +155,7 @@ export interface ErrorResponses {
   components(): Record<string, Schema>;
 }
 
+/** Builds the error responses of every procedure over the two error envelopes. */
 export function createErrorResponses(refs: ErrorRefs): ErrorResponses {
   const generic = new Set<CatalogKey>([...BODY, ...AUTHENTICATED]);
   const shared = new Map<string, Schema>();

@@ -1,15 +1,16 @@
-import {
-  type AnyDesc,
-  type DescEnum,
-  type DescField,
-  type DescFile,
-  type DescMessage,
-  type DescMethod,
+import type {
+  AnyDesc,
+  DescEnum,
+  DescField,
+  DescFile,
+  DescMessage,
+  DescMethod,
   ScalarType,
 } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 import type { FieldRules, Options } from "./options.ts";
+import { scalarSchema } from "./scalars.ts";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = { [keyword: string]: unknown };
@@ -24,8 +25,6 @@ export type Direction = "request" | "response";
 const STRUCT = "google.protobuf.Struct";
 const FIELD_MASK = "google.protobuf.FieldMask";
 const EXPLICIT = FeatureSet_FieldPresence.EXPLICIT;
-/** The /v2 door reads int64 as JSON numbers and refuses integers beyond 2^53-1. */
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** The fields of a response envelope, always written by the door. */
 const ENVELOPE_FIELDS = ["meta", "data", "pagination"];
 
@@ -80,57 +79,6 @@ function fieldValue(f: DescField): Value {
   }
 }
 
-const INT32: [number, number] = [-2147483648, 2147483647];
-const UINT32: [number, number] = [0, 4294967295];
-
-function integerSchema(type: ScalarType, dir: Direction, r: FieldRules | undefined): Schema {
-  const wide = [
-    ScalarType.INT64,
-    ScalarType.UINT64,
-    ScalarType.SINT64,
-    ScalarType.FIXED64,
-    ScalarType.SFIXED64,
-  ].includes(type);
-  const unsigned = [ScalarType.UINT32, ScalarType.FIXED32, ScalarType.UINT64, ScalarType.FIXED64];
-  const signed32 = [ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32].includes(type);
-  const schema: Schema = { type: "integer", format: signed32 ? "int32" : "int64" };
-  if (dir === "response") return schema;
-  // The door refuses integers outside the type's range (and beyond 2^53-1) with 400.
-  let [lo, hi] = wide ? [-MAX_SAFE, MAX_SAFE] : signed32 ? INT32 : UINT32;
-  if (unsigned.includes(type)) lo = 0;
-  if (r?.min !== undefined) lo = Math.max(lo, Number(r.min));
-  if (r?.max !== undefined) hi = Math.min(hi, Number(r.max));
-  return { ...schema, minimum: lo, maximum: hi };
-}
-
-function scalarSchema(type: ScalarType, dir: Direction, r: FieldRules | undefined): Schema {
-  switch (type) {
-    case ScalarType.STRING: {
-      const schema: Schema = { type: "string" };
-      if (r?.minLen !== undefined) schema.minLength = r.minLen;
-      if (r?.maxLen !== undefined) schema.maxLength = r.maxLen;
-      if (r?.pattern !== undefined) schema.pattern = r.pattern;
-      return schema;
-    }
-    case ScalarType.BOOL:
-      return { type: "boolean" };
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT: {
-      const schema: Schema = {
-        type: "number",
-        format: type === ScalarType.DOUBLE ? "double" : "float",
-      };
-      if (r?.min !== undefined) schema.minimum = Number(r.min);
-      if (r?.max !== undefined) schema.maximum = Number(r.max);
-      return schema;
-    }
-    case ScalarType.BYTES:
-      throw new Error("bytes fields have no /v2 JSON form");
-    default:
-      return integerSchema(type, dir, r);
-  }
-}
-
 /** Messages reachable from the methods' requests and responses, and the envelopes. */
 export interface Usage {
   request: Set<string>;
@@ -172,6 +120,10 @@ export interface SchemaBuilder {
   components(): Record<string, Schema>;
 }
 
+/**
+ * A builder of the component schemas, following json-codec.ts (what the door reads and
+ * writes) and validation.ts (the bounds it checks).
+ */
 export function createSchemaBuilder(opts: Options, usage: Usage): SchemaBuilder {
   const components = new Map<string, Schema>();
   const refTo = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
