@@ -15,6 +15,22 @@ export function recordRatelimit(r: RecordRatelimit) {
   };
 }
 
+/**
+ * The `identity` block of a key record with these of its rate limits, or nothing for a key
+ * without a (live) identity.
+ */
+export function identityOf(r: KeyRecordRow, ratelimits: readonly RecordRatelimit[]) {
+  if (r.identityId === null) return {};
+  return {
+    identity: {
+      id: r.identityId,
+      externalId: r.externalId ?? "",
+      ...(r.identityMeta && Object.keys(r.identityMeta).length > 0 ? { meta: r.identityMeta } : {}),
+      ratelimits: ratelimits.map(recordRatelimit),
+    },
+  };
+}
+
 /** The key record of reference §3.0: empty fields omitted, a pending refill applied. */
 export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typeof KeySchema> {
   const credits = toCreditsMessage(applyRefill(r, now));
@@ -31,18 +47,7 @@ export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typ
     ...(credits ? { credits } : {}),
     permissions: r.permissions,
     roles: r.roles,
-    ...(r.identityId !== null
-      ? {
-          identity: {
-            id: r.identityId,
-            externalId: r.externalId ?? "",
-            ...(r.identityMeta && Object.keys(r.identityMeta).length > 0
-              ? { meta: r.identityMeta }
-              : {}),
-            ratelimits: r.identityRatelimits.map(recordRatelimit),
-          },
-        }
-      : {}),
+    ...identityOf(r, r.identityRatelimits),
     ratelimits: r.keyRatelimits.map(recordRatelimit),
   };
 }

@@ -8,7 +8,7 @@ import { visibleIdentityLimits } from "../../domain/ratelimit-plan.js";
 import type { VerifyCode } from "../../domain/verification.js";
 import type { LimitOutcome } from "../../ratelimit/limiter.js";
 import type { KeyRecordRow } from "../../storage/queries/key-records.js";
-import { recordRatelimit } from "./record.js";
+import { identityOf } from "./record.js";
 
 type Data = MessageInitShape<typeof VerifyKeyResponseDataSchema>;
 
@@ -64,20 +64,7 @@ export function keyData(
     enabled: r.enabled,
     permissions: r.permissions,
     roles: r.roles,
-    ...(r.identityId !== null
-      ? {
-          identity: {
-            id: r.identityId,
-            externalId: r.externalId ?? "",
-            ...(r.identityMeta && Object.keys(r.identityMeta).length > 0
-              ? { meta: r.identityMeta }
-              : {}),
-            ratelimits: visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits).map(
-              recordRatelimit,
-            ),
-          },
-        }
-      : {}),
+    ...identityOf(r, visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits)),
     ratelimits: limits,
   };
 }

@@ -1,17 +1,12 @@
+import type { RollupSource } from "../../domain/analytics/rollups.js";
 import type { Db, Queryable } from "../db.js";
 
-/** One verification, as analytics reads it. */
-export interface VerificationEvent {
-  time: number;
-  /** The key's workspace, or the caller's when the key was not found ("" when neither). */
-  workspaceId: string;
-  apiId: string | null;
-  keyId: string | null;
-  identityId: string | null;
-  externalId: string | null;
-  outcome: string;
-  tags: string[];
-  spentCredits: number;
+/**
+ * One verification, as analytics reads it: the rollup dimensions and sums (time, workspace, API,
+ * key, identity, outcome, tags, credits spent) plus the request id. The workspace is the key's,
+ * or the caller's when the key was not found ("" when neither).
+ */
+export interface VerificationEvent extends RollupSource {
   requestId: string;
 }
 
