@@ -1,4 +1,4 @@
-import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import {
   type ConnectError,
   createContextValues,
@@ -8,6 +8,7 @@ import {
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 import { newId } from "../domain/ids.js";
+import { errors } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
 import { type Call, setCall } from "../services/call.js";
 import { toServiceError } from "./interceptors/request-context.js";
@@ -50,6 +51,25 @@ function toGrpcError(err: ConnectError): Partial<grpc.StatusObject> {
   return { code: err.code as number as grpc.status, details: err.rawMessage, metadata };
 }
 
+/** Marks a request the door could not decode, with the decoder's reason. */
+const UNDECODABLE = Symbol("undecodable");
+interface Undecodable {
+  [UNDECODABLE]: string;
+}
+
+/**
+ * Decodes a request; bytes that are not a valid message (or nest deeper than the decoder
+ * allows) become an Undecodable marker, answered INVALID_ARGUMENT by the handler.
+ */
+function decodeRequest(input: DescMessage, buf: Buffer): Message {
+  try {
+    return fromBinary(input, buf);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { [UNDECODABLE]: reason } as unknown as Message;
+  }
+}
+
 function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<Message, Message> {
   const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
   const invoke = bindUnary(spec, opts.interceptors);
@@ -67,6 +87,14 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
       header: headersOf(call.metadata),
       values: setCall(createContextValues(), state),
     };
+    if (UNDECODABLE in call.request) {
+      // grpc-js would answer a throwing deserializer with INTERNAL; the caller sent bad bytes.
+      const reason = (call.request as unknown as Undecodable)[UNDECODABLE];
+      callback(
+        toGrpcError(toServiceError(errors.bodyUnreadable(reason), opts.log, state.requestId)),
+      );
+      return;
+    }
     invoke(init, call.request).then(
       (result) => {
         const header = new grpc.Metadata();
@@ -104,7 +132,7 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
         requestStream: false,
         responseStream: false,
         requestSerialize: (msg: Message) => Buffer.from(toBinary(input, msg)),
-        requestDeserialize: (buf: Buffer) => fromBinary(input, buf),
+        requestDeserialize: (buf: Buffer) => decodeRequest(input, buf),
         responseSerialize: (msg: Message) => Buffer.from(toBinary(output, msg)),
         responseDeserialize: (buf: Buffer) => fromBinary(output, buf),
       };
