@@ -229,6 +229,7 @@ async function main() {
   writeFileSync(join(results, `soak-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(results, "soak-latest.json"), `${JSON.stringify(result, null, 2)}\n`);
   const png = new Resvg(chart(samples), { font: { loadSystemFonts: true } }).render().asPng();
+  writeFileSync(join(results, `soak-${stamp}.png`), png);
   writeFileSync(join(results, "soak-latest.png"), png);
   console.log(JSON.stringify(result.summary));
 }
