@@ -1,4 +1,5 @@
 import type { Queryable } from "../db.js";
+import { findByIdOrName } from "./by-id-or-name.js";
 
 /** A rate-limit namespace as stored. */
 export interface NamespaceRow {
@@ -24,21 +25,12 @@ const OV_COLUMNS = `id, namespace_id as "namespaceId", identifier, window_limit 
   duration_ms as "durationMs", created_at as "createdAt"`;
 
 /** Finds a namespace of the workspace by id, else by name (deleted ones too: the caller decides). */
-export async function namespaceFind(
+export function namespaceFind(
   q: Queryable,
   workspaceId: string,
   idOrName: string,
 ): Promise<NamespaceRow | undefined> {
-  const rows = await q.query<NamespaceRow>(
-    `select ${NS_COLUMNS}
-     from ratelimit_namespaces
-     where workspace_id = $1
-       and (id = $2 or name = $2)
-     order by (id = $2) desc
-     limit 1`,
-    [workspaceId, idOrName],
-  );
-  return rows[0];
+  return findByIdOrName<NamespaceRow>(q, "ratelimit_namespaces", NS_COLUMNS, workspaceId, idOrName);
 }
 
 /** Creates a namespace unless the name is taken; returns whether this call created it. */

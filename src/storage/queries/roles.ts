@@ -1,4 +1,5 @@
 import type { Queryable } from "../db.js";
+import { findByIdOrName } from "./by-id-or-name.js";
 import type { PermissionRow } from "./permissions.js";
 
 /** A role as stored. */
@@ -22,21 +23,12 @@ export async function roleInsert(q: Queryable, r: RoleRow): Promise<void> {
 }
 
 /** Finds a role of the workspace by id, else by name. */
-export async function roleFind(
+export function roleFind(
   q: Queryable,
   workspaceId: string,
   idOrName: string,
 ): Promise<RoleRow | undefined> {
-  const rows = await q.query<RoleRow>(
-    `select ${COLUMNS}
-     from roles
-     where workspace_id = $1
-       and (id = $2 or name = $2)
-     order by (id = $2) desc
-     limit 1`,
-    [workspaceId, idOrName],
-  );
-  return rows[0];
+  return findByIdOrName<RoleRow>(q, "roles", COLUMNS, workspaceId, idOrName);
 }
 
 /** Finds a role of the workspace by id only. */
