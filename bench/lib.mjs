@@ -70,7 +70,11 @@ function stopChild(child) {
   });
 }
 
-/** autocannon: closed loop, `connections` keep-alive connections, `seconds` after a warm-up. */
+/**
+ * autocannon: closed loop, `connections` keep-alive connections, `seconds` after a warm-up.
+ * The counts (non-2xx, errors, 2xx answers and, with `verifyBody`, answers it refused) cover
+ * the warm-up too, so that they account for every request sent.
+ */
 export async function loadHttp({
   url,
   body,
@@ -78,6 +82,7 @@ export async function loadHttp({
   connections = 50,
   seconds = 10,
   warmupSeconds = 2,
+  verifyBody,
 }) {
   const opts = {
     url,
@@ -85,8 +90,9 @@ export async function loadHttp({
     body,
     headers: { "content-type": "application/json", ...headers },
     connections,
+    ...(verifyBody ? { verifyBody } : {}),
   };
-  await autocannon({ ...opts, duration: warmupSeconds });
+  const warm = await autocannon({ ...opts, duration: warmupSeconds });
   const r = await autocannon({ ...opts, duration: seconds });
   return {
     tool: "autocannon",
@@ -95,8 +101,10 @@ export async function loadHttp({
     rps: Math.round(r.requests.average),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors,
+    non2xx: r.non2xx + warm.non2xx,
+    errors: r.errors + warm.errors,
+    answered2xx: r["2xx"] + warm["2xx"],
+    ...(verifyBody ? { notValid: r.mismatches + warm.mismatches } : {}),
   };
 }
 

@@ -855,31 +855,9 @@ async function partOpenLoop() {
 // ---------------------------------------------------------------------------------------------
 // 4. Credits on one hot key, on PostgreSQL: rate and exactness.
 
-/** autocannon for warm-up + `seconds`, counting the 2xx answers and those not VALID. */
-async function loadCounted({ url, body, connections = 50 }) {
-  const opts = {
-    url,
-    method: "POST",
-    body,
-    headers: { "content-type": "application/json" },
-    connections,
-    verifyBody: (b) => b.includes('"code":"VALID"'),
-  };
-  const warm = await autocannon({ ...opts, duration: 2 });
-  const r = await autocannon({ ...opts, duration: seconds });
-  return {
-    tool: "autocannon",
-    connections,
-    seconds,
-    rps: Math.round(r.requests.average),
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    non2xx: r.non2xx + warm.non2xx,
-    errors: r.errors + warm.errors,
-    notValid: r.mismatches + warm.mismatches,
-    answered2xx: r["2xx"] + warm["2xx"],
-  };
-}
+/** autocannon on the credits key or the plain one; every answer must be VALID. */
+const loadCounted = ({ url, body }) =>
+  loadHttp({ url, body, seconds, verifyBody: (b) => b.includes('"code":"VALID"') });
 
 async function partCredits() {
   const START = 100_000_000;
