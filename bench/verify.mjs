@@ -45,7 +45,6 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
-import autocannon from "autocannon";
 import postgres from "postgres";
 import {
   VerifyKeyCode,
