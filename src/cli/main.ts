@@ -6,7 +6,7 @@ import {
   listRootKeys,
   revokeRootKey,
 } from "../admin/commands.js";
-import { startApp } from "../app.js";
+import { type App, startApp } from "../app.js";
 import { InvalidationBus } from "../cache/bus.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { systemClock } from "../domain/clock.js";
@@ -48,22 +48,33 @@ function adminDeps(db: Db) {
 }
 
 async function serve(): Promise<void> {
-  const app = await startApp({ config: loadConfig() });
+  // The handlers go in before the app starts: it says "listening" from inside startApp, and a
+  // SIGTERM sent on that line must still stop it gracefully (flushing its events), not kill it.
+  let app: App | undefined;
+  let stopping: string | undefined;
   let signals = 0;
   const stop = (signal: string) => {
-    signals++;
-    if (signals > 1) process.exit(1);
-    app.deps.log.info({ signal }, "shutting down");
-    app.stop().then(
+    stopping = signal;
+    if (!app) return; // stopped as soon as it has started
+    const running = app;
+    running.deps.log.info({ signal }, "shutting down");
+    running.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        app.deps.log.error({ err }, "shutdown failed");
+        running.deps.log.error({ err }, "shutdown failed");
         process.exit(1);
       },
     );
   };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  const onSignal = (signal: string) => {
+    signals++;
+    if (signals > 1) process.exit(1);
+    stop(signal);
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  app = await startApp({ config: loadConfig() });
+  if (stopping) stop(stopping);
 }
 
 async function run(argv: string[]): Promise<void> {

@@ -150,4 +150,38 @@ describe(`the latchkey CLI on ${engine}`, () => {
       }
     },
   );
+
+  it.skipIf(engine !== "pglite")(
+    "serve exits cleanly on SIGTERM after the reader of its output has gone",
+    async () => {
+      const data = mkdtempSync(join(tmpdir(), "latchkey-serve-"));
+      const child = spawn(process.execPath, [CLI, "serve"], {
+        env: { PATH: process.env.PATH ?? "", DATA_DIR: data, PORT: "0", GRPC_PORT: "off" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      try {
+        let out = "";
+        await new Promise<void>((resolve) => {
+          child.stdout.on("data", (c: Buffer) => {
+            out += c;
+            if (/latchkey listening/.test(out)) resolve();
+          });
+        });
+        // The reader goes away: every later write to stdout is a broken pipe.
+        child.stdout.destroy();
+        const exited = new Promise((r) => child.once("exit", (code, signal) => r(code ?? signal)));
+        const t0 = performance.now();
+        child.kill("SIGTERM");
+        const code = await Promise.race([
+          exited,
+          new Promise((r) => setTimeout(() => r("still running after 30 s"), 30_000)),
+        ]);
+        console.log(`exited ${Math.round(performance.now() - t0)} ms after SIGTERM`);
+        expect(code).toBe(0);
+      } finally {
+        child.kill("SIGKILL");
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+  );
 });
