@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bucketStart, type RollupSource, rollUp } from "../../../src/domain/analytics/rollups.js";
 import { analyticsScope } from "../../../src/domain/analytics/scope.js";
+import { GRANULARITIES } from "../../../src/domain/analytics/tables.js";
 
 const t = (iso: string) => Date.parse(iso);
 
@@ -60,6 +62,77 @@ describe("rollUp", () => {
     const a = event({ keyId: "key_a" });
     const b = event({ keyId: "key_b" });
     expect(rollUp([a, b]).day).toEqual(rollUp([b, a]).day);
+  });
+});
+
+/** The plainest grouping there is: a JSON key of bucket and dimensions per event. */
+function naiveRollUp(events: readonly RollupSource[]) {
+  return Object.fromEntries(
+    GRANULARITIES.map((g) => {
+      const groups = new Map<string, { count: number; spentCredits: number }>();
+      for (const e of events) {
+        const k = JSON.stringify([
+          bucketStart(g, e.time),
+          e.workspaceId,
+          e.apiId,
+          e.keyId,
+          e.identityId,
+          e.outcome,
+          e.tags.toSorted(),
+        ]);
+        const sum = groups.get(k) ?? { count: 0, spentCredits: 0 };
+        sum.count++;
+        sum.spentCredits += e.spentCredits;
+        groups.set(k, sum);
+      }
+      return [g, groups];
+    }),
+  );
+}
+
+describe("rollUp against the plainest grouping", () => {
+  const pick = <T>(...xs: T[]) => fc.constantFrom(...xs);
+  const anEvent = fc.record({
+    // Around month, day and hour boundaries (2024-02-29 23:59 UTC, +-3 minutes).
+    time: fc.integer({ min: 1709251020000 - 180_000, max: 1709251020000 + 180_000 }),
+    workspaceId: pick("ws_1", "ws_2"),
+    apiId: pick("api_1", null),
+    keyId: pick("key_1", "key_2", null),
+    identityId: pick("id_1", null),
+    externalId: pick("user_1", null),
+    outcome: pick("VALID", "RATE_LIMITED", "NOT_FOUND"),
+    tags: fc.array(pick("a", "b", "c,d", '"q"'), { maxLength: 3 }),
+    spentCredits: fc.integer({ min: 0, max: 5 }),
+  });
+
+  it("gives the same groups and sums, each granularity sorted by bucket", () => {
+    fc.assert(
+      fc.property(fc.array(anEvent, { maxLength: 200 }), (events) => {
+        const got = rollUp(events);
+        const want = naiveRollUp(events);
+        for (const g of GRANULARITIES) {
+          const rows = got[g];
+          expect(rows.length).toBe(want[g]?.size);
+          for (const r of rows) {
+            const k = JSON.stringify([
+              r.time,
+              r.workspaceId,
+              r.apiId,
+              r.keyId,
+              r.identityId,
+              r.outcome,
+              r.tags,
+            ]);
+            expect(want[g]?.get(k)).toEqual({ count: r.count, spentCredits: r.spentCredits });
+          }
+          for (let i = 1; i < rows.length; i++) {
+            expect((rows[i] as { time: number }).time).toBeGreaterThanOrEqual(
+              (rows[i - 1] as { time: number }).time,
+            );
+          }
+        }
+      }),
+    );
   });
 });
 
