@@ -91,7 +91,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       {
         maxEvents: config.eventBufferSize,
         flushIntervalMs: config.eventFlushIntervalMs,
-        batchSize: 1000,
+        batchSize: 10_000,
+        sliceSize: 50,
       },
       log,
     );

@@ -30,7 +30,7 @@ describe("the verification event buffer", () => {
     database = await createTestDatabase(currentEngine());
     const buffer = new EventBuffer(
       database.db,
-      { maxEvents: 250, flushIntervalMs: 60_000, batchSize: 100 },
+      { maxEvents: 250, flushIntervalMs: 60_000, batchSize: 100, sliceSize: 30 },
       pino({ level: "silent" }),
     );
     const day = Date.parse("2026-05-05T10:00:00Z");
@@ -52,7 +52,7 @@ describe("the verification event buffer", () => {
     database = await createTestDatabase(currentEngine());
     const buffer = new EventBuffer(
       database.db,
-      { maxEvents: 100, flushIntervalMs: 60_000, batchSize: 10 },
+      { maxEvents: 100, flushIntervalMs: 60_000, batchSize: 10, sliceSize: 10 },
       pino({ level: "silent" }),
     );
     buffer.record(event(1, Date.parse("2026-05-05T23:59:59.999Z")));
@@ -65,5 +65,58 @@ describe("the verification event buffer", () => {
       { p: "key_verifications_20260505", n: 1 },
       { p: "key_verifications_20260506", n: 1 },
     ]);
+  });
+
+  it("gives the event loop a turn between statements, so a flush never holds it for a whole batch", async () => {
+    database = await createTestDatabase(currentEngine());
+    const buffer = new EventBuffer(
+      database.db,
+      { maxEvents: 1000, flushIntervalMs: 60_000, batchSize: 1000, sliceSize: 10 },
+      pino({ level: "silent" }),
+    );
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 500; i++) buffer.record(event(i, day + i));
+    // A ticker on the check phase: it only advances when the event loop gets a turn.
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      turns++;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(await buffer.flush()).toBe(true);
+    running = false;
+    console.log(`${turns} turns of the event loop during a flush of 500 events in slices of 10`);
+    // 50 raw-event statements and the rollups' statements, each followed by a turn.
+    expect(turns).toBeGreaterThanOrEqual(50);
+    expect(buffer.stats()).toMatchObject({ written: 500, buffered: 0 });
+  });
+
+  it("flush writes everything recorded before it, even while a pass that started earlier runs", async () => {
+    database = await createTestDatabase(currentEngine());
+    const buffer = new EventBuffer(
+      database.db,
+      { maxEvents: 1000, flushIntervalMs: 60_000, batchSize: 1000, sliceSize: 5 },
+      pino({ level: "silent" }),
+    );
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 50; i++) buffer.record(event(i, day + i));
+    const first = buffer.flush();
+    // Recorded while the first pass runs: that pass leaves them, the second flush takes them.
+    await new Promise((r) => setImmediate(r));
+    for (let i = 50; i < 80; i++) buffer.record(event(i, day + i));
+    expect(buffer.stats().buffered).toBeGreaterThan(30);
+    const second = buffer.flush();
+    expect(await first).toBe(true);
+    expect(await second).toBe(true);
+    expect(buffer.stats()).toMatchObject({ recorded: 80, written: 80, buffered: 0 });
+    const rows = await database.db.query<{ n: number }>(
+      "select count(*)::int as n from key_verifications",
+    );
+    expect(rows[0]?.n).toBe(80);
+    const minute = await database.db.query<{ n: number }>(
+      "select sum(count)::int as n from verifications_per_minute",
+    );
+    expect(minute[0]?.n).toBe(80);
   });
 });
