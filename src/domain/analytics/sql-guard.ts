@@ -92,6 +92,7 @@ class Walker {
   readonly tables = new Set<string>();
   recursive = false;
   private nodes = 0;
+  private depth = 0;
 
   /** A SELECT (also the arms of UNION / INTERSECT / EXCEPT, which arrive unwrapped). */
   select(s: Json, outer: Scope): void {
@@ -149,6 +150,16 @@ class Walker {
 
   private node(type: string, n: Json, scope: Scope): void {
     this.count();
+    if (++this.depth > QUERY_LIMITS.maxDepth)
+      throw refuse(
+        "query",
+        `The query is too large (nested more than ${QUERY_LIMITS.maxDepth} levels deep).`,
+      );
+    this.nodeBody(type, n, scope);
+    this.depth--;
+  }
+
+  private nodeBody(type: string, n: Json, scope: Scope): void {
     switch (type) {
       case "SelectStmt":
         this.select(n, scope);

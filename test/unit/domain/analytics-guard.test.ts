@@ -163,4 +163,15 @@ describe("analytics queries the guard refuses", () => {
     const wide = `select ${Array.from({ length: 1100 }, () => "1 + 1").join(" + ")}`;
     expect(refusal(wide).message).toContain("too large");
   });
+
+  it("refuses nesting deeper than 200 levels with a refusal, not a stack overflow", () => {
+    // Each `+` nests one level; 1,999 nodes stay under the node bound. Before the depth bound
+    // the recursive walk overflowed the stack on a cold run (RangeError, which is a 500).
+    const deep = `select ${Array.from({ length: 1000 }, () => "1").join(" + ")}`;
+    expect(refusal(deep).message).toMatch(/nested more than 200 levels/);
+    const calls = `select ${"abs(".repeat(300)}1${")".repeat(300)}`;
+    expect(refusal(calls).message).toMatch(/nested more than 200 levels/);
+    const fine = `select ${Array.from({ length: 150 }, () => "1").join(" + ")}`;
+    expect(() => checkQuery(fine)).not.toThrow();
+  });
 });
