@@ -1,5 +1,8 @@
 import type { Queryable } from "../db.js";
 
+/** The column each table is named by (a permission's name is its slug). */
+const NAME_COLUMN = { roles: "name", ratelimit_namespaces: "name", permissions: "slug" } as const;
+
 /**
  * The row of `table` in the workspace whose id is `idOrName`, else the one with that name (an
  * id wins when a name happens to equal another row's id). `table` and `columns` are constants
@@ -7,7 +10,7 @@ import type { Queryable } from "../db.js";
  */
 export async function findByIdOrName<T>(
   q: Queryable,
-  table: "roles" | "ratelimit_namespaces",
+  table: keyof typeof NAME_COLUMN,
   columns: string,
   workspaceId: string,
   idOrName: string,
@@ -16,7 +19,7 @@ export async function findByIdOrName<T>(
     `select ${columns}
      from ${table}
      where workspace_id = $1
-       and (id = $2 or name = $2)
+       and (id = $2 or ${NAME_COLUMN[table]} = $2)
      order by (id = $2) desc
      limit 1`,
     [workspaceId, idOrName],

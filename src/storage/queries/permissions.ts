@@ -1,4 +1,5 @@
 import type { Queryable } from "../db.js";
+import { findByIdOrName } from "./by-id-or-name.js";
 
 /** A permission as stored. */
 export interface PermissionRow {
@@ -22,21 +23,12 @@ export async function permissionInsert(q: Queryable, p: PermissionRow): Promise<
 }
 
 /** Finds a permission of the workspace by id, else by slug. */
-export async function permissionFind(
+export function permissionFind(
   q: Queryable,
   workspaceId: string,
   idOrSlug: string,
 ): Promise<PermissionRow | undefined> {
-  const rows = await q.query<PermissionRow>(
-    `select ${COLUMNS}
-     from permissions
-     where workspace_id = $1
-       and (id = $2 or slug = $2)
-     order by (id = $2) desc
-     limit 1`,
-    [workspaceId, idOrSlug],
-  );
-  return rows[0];
+  return findByIdOrName<PermissionRow>(q, "permissions", COLUMNS, workspaceId, idOrSlug);
 }
 
 /** The permissions of the workspace with these slugs. */
