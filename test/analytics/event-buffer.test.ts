@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { EventBuffer } from "../../src/analytics/event-buffer.js";
+import { EventBuffer, type EventBufferOptions } from "../../src/analytics/event-buffer.js";
 import type { AnalyticsEvent } from "../../src/storage/queries/events.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
@@ -25,40 +25,38 @@ const event = (i: number, time: number): AnalyticsEvent => ({
   requestId: `req_${i}`,
 });
 
+/** A buffer over a fresh database of this run's engine (kept in `database` for cleanup). */
+async function newBuffer(sizes: Omit<EventBufferOptions, "flushIntervalMs">) {
+  database = await createTestDatabase(currentEngine());
+  const { db } = database;
+  const options = { ...sizes, flushIntervalMs: 60_000 };
+  return { db, buffer: new EventBuffer(db, options, pino({ level: "silent" })) };
+}
+
 describe("the verification event buffer", () => {
   it("accounts for every event: recorded + dropped = offered, and writes what it recorded", async () => {
-    database = await createTestDatabase(currentEngine());
-    const buffer = new EventBuffer(
-      database.db,
-      { maxEvents: 250, flushIntervalMs: 60_000, batchSize: 100, sliceSize: 30 },
-      pino({ level: "silent" }),
-    );
+    const { buffer, db } = await newBuffer({ maxEvents: 250, batchSize: 100, sliceSize: 30 });
     const day = Date.parse("2026-05-05T10:00:00Z");
     for (let i = 0; i < 300; i++) buffer.record(event(i, day + i));
     expect(buffer.stats()).toMatchObject({ recorded: 250, dropped: 50, buffered: 250, written: 0 });
     await buffer.stop();
     expect(buffer.stats()).toMatchObject({ recorded: 250, dropped: 50, buffered: 0, written: 250 });
-    const rows = await database.db.query<{ n: number; spent: number }>(
+    const rows = await db.query<{ n: number; spent: number }>(
       "select count(*)::int as n, sum(spent_credits)::int as spent from key_verifications",
     );
     expect(rows[0]?.n).toBe(250);
-    const parts = await database.db.query<{ name: string }>(
+    const parts = await db.query<{ name: string }>(
       "select tablename as name from pg_tables where tablename like 'key_verifications_%' order by 1",
     );
     expect(parts.map((p) => p.name)).toEqual(["key_verifications_20260505"]);
   });
 
   it("writes events of several days into their daily partitions", async () => {
-    database = await createTestDatabase(currentEngine());
-    const buffer = new EventBuffer(
-      database.db,
-      { maxEvents: 100, flushIntervalMs: 60_000, batchSize: 10, sliceSize: 10 },
-      pino({ level: "silent" }),
-    );
+    const { buffer, db } = await newBuffer({ maxEvents: 100, batchSize: 10, sliceSize: 10 });
     buffer.record(event(1, Date.parse("2026-05-05T23:59:59.999Z")));
     buffer.record(event(2, Date.parse("2026-05-06T00:00:00Z")));
     await buffer.flush();
-    const rows = await database.db.query<{ p: string; n: number }>(
+    const rows = await db.query<{ p: string; n: number }>(
       "select tableoid::regclass::text as p, count(*)::int as n from key_verifications group by 1 order by 1",
     );
     expect(rows).toEqual([
@@ -68,12 +66,7 @@ describe("the verification event buffer", () => {
   });
 
   it("gives the event loop a turn between statements, so a flush never holds it for a whole batch", async () => {
-    database = await createTestDatabase(currentEngine());
-    const buffer = new EventBuffer(
-      database.db,
-      { maxEvents: 1000, flushIntervalMs: 60_000, batchSize: 1000, sliceSize: 10 },
-      pino({ level: "silent" }),
-    );
+    const { buffer } = await newBuffer({ maxEvents: 1000, batchSize: 1000, sliceSize: 10 });
     const day = Date.parse("2026-05-05T10:00:00Z");
     for (let i = 0; i < 500; i++) buffer.record(event(i, day + i));
     // A ticker on the check phase: it only advances when the event loop gets a turn.
@@ -93,12 +86,7 @@ describe("the verification event buffer", () => {
   });
 
   it("flush writes everything recorded before it, even while a pass that started earlier runs", async () => {
-    database = await createTestDatabase(currentEngine());
-    const buffer = new EventBuffer(
-      database.db,
-      { maxEvents: 1000, flushIntervalMs: 60_000, batchSize: 1000, sliceSize: 5 },
-      pino({ level: "silent" }),
-    );
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 1000, sliceSize: 5 });
     const day = Date.parse("2026-05-05T10:00:00Z");
     for (let i = 0; i < 50; i++) buffer.record(event(i, day + i));
     const first = buffer.flush();
@@ -110,11 +98,9 @@ describe("the verification event buffer", () => {
     expect(await first).toBe(true);
     expect(await second).toBe(true);
     expect(buffer.stats()).toMatchObject({ recorded: 80, written: 80, buffered: 0 });
-    const rows = await database.db.query<{ n: number }>(
-      "select count(*)::int as n from key_verifications",
-    );
+    const rows = await db.query<{ n: number }>("select count(*)::int as n from key_verifications");
     expect(rows[0]?.n).toBe(80);
-    const minute = await database.db.query<{ n: number }>(
+    const minute = await db.query<{ n: number }>(
       "select sum(count)::int as n from verifications_per_minute",
     );
     expect(minute[0]?.n).toBe(80);
