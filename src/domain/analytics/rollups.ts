@@ -98,17 +98,14 @@ export function rollUp(events: readonly RollupSource[]): Record<Granularity, Rol
       }
     }
   }
-  // Sorted by bucket, then by dimensions.
-  const sorted = [...byDims.keys()].sort();
+  // Sorted by bucket, then by dimensions: the groups in dimension order, then a stable sort
+  // by bucket start.
+  const groups = [...byDims].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const out = {} as Record<Granularity, RollupRow[]>;
   GRANULARITIES.forEach((g, i) => {
-    const rows: RollupRow[] = [];
-    for (const dims of sorted) {
-      for (const row of (byDims.get(dims) as Map<number, RollupRow>[])[i]?.values() ?? []) {
-        rows.push(row);
-      }
-    }
-    out[g] = rows.sort((a, b) => a.time - b.time); // stable: dimension order within a bucket
+    out[g] = groups
+      .flatMap(([, buckets]) => [...(buckets[i] as Map<number, RollupRow>).values()])
+      .sort((a, b) => a.time - b.time);
   });
   return out;
 }
