@@ -162,11 +162,13 @@ describe(`the latchkey CLI on ${engine}`, () => {
       try {
         let out = "";
         await new Promise<void>((resolve) => {
+          child.once("exit", () => resolve()); // a failed start fails below, not by timeout
           child.stdout.on("data", (c: Buffer) => {
             out += c;
             if (/latchkey listening/.test(out)) resolve();
           });
         });
+        expect(out).toMatch(/latchkey listening/);
         // The reader goes away: every later write to stdout is a broken pipe.
         child.stdout.destroy();
         const exited = new Promise((r) => child.once("exit", (code, signal) => r(code ?? signal)));

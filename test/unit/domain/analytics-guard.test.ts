@@ -165,8 +165,9 @@ describe("analytics queries the guard refuses", () => {
   });
 
   it("refuses nesting deeper than 200 levels with a refusal, not a stack overflow", () => {
-    // Each `+` nests one level; 1,999 nodes stay under the node bound. Before the depth bound
-    // the recursive walk overflowed the stack on a cold run (RangeError, which is a 500).
+    // Each `+` nests one level, and the walk goes down that spine first, so it reaches 200
+    // levels long before it has counted 2,000 nodes. Before the depth bound the recursive walk
+    // overflowed the stack on a cold run (RangeError, which is a 500).
     const deep = `select ${Array.from({ length: 1000 }, () => "1").join(" + ")}`;
     expect(refusal(deep).message).toMatch(/nested more than 200 levels/);
     const calls = `select ${"abs(".repeat(300)}1${")".repeat(300)}`;
