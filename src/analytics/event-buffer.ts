@@ -1,4 +1,4 @@
-import { rollUp } from "../domain/analytics/rollups.js";
+import { Rollup } from "../domain/analytics/rollups.js";
 import { GRANULARITIES } from "../domain/analytics/tables.js";
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
@@ -38,6 +38,44 @@ export interface EventCounts {
   failedFlushes: number;
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Events that commit in one transaction, in the order recorded, with what the writer needs
+ * of them worked out as they arrive (the rollup groups, each key's latest use, the days), so
+ * that starting to write a batch costs the server's thread next to nothing. Working it all
+ * out at flush time took 8-20 ms for 5,000 events, once a second, and every verification in
+ * flight waited it out.
+ */
+class Batch {
+  readonly verifications: VerificationEvent[] = [];
+  readonly decisions: RatelimitEvent[] = [];
+  readonly rollup = new Rollup();
+  /** Key id to the latest time it was used in this batch. */
+  readonly lastUsed = new Map<string, number>();
+  /** Days (Unix ms / DAY_MS) of the verifications and of the rate-limit decisions. */
+  readonly verificationDays = new Set<number>();
+  readonly decisionDays = new Set<number>();
+
+  get size(): number {
+    return this.verifications.length + this.decisions.length;
+  }
+
+  add(event: AnalyticsEvent): void {
+    if (event.kind === "ratelimit") {
+      this.decisions.push(event);
+      this.decisionDays.add(Math.floor(event.time / DAY_MS));
+      return;
+    }
+    this.verifications.push(event);
+    this.verificationDays.add(Math.floor(event.time / DAY_MS));
+    this.rollup.add(event);
+    if (event.keyId !== null && (this.lastUsed.get(event.keyId) ?? -1) < event.time) {
+      this.lastUsed.set(event.keyId, event.time);
+    }
+  }
+}
+
 /**
  * A bounded in-memory buffer of analytics events (verifications and rate-limit decisions),
  * written to PostgreSQL in batches off the request path: `record` never waits and never
@@ -50,7 +88,10 @@ export interface EventCounts {
  * for the next one (under steady load a pass that also took those would never end).
  */
 export class EventBuffer {
-  private events: AnalyticsEvent[] = [];
+  /** Oldest first; events are recorded into the last one until it is full or a pass starts. */
+  private readonly batches: Batch[] = [];
+  private open: Batch | undefined;
+  private buffered = 0;
   private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
   private readonly partitions = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -67,17 +108,22 @@ export class EventBuffer {
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
   record(event: AnalyticsEvent): void {
-    if (this.events.length >= this.options.maxEvents) {
+    if (this.buffered >= this.options.maxEvents) {
       this.counts.dropped++;
       return;
     }
-    this.events.push(event);
+    if (this.open === undefined || this.open.size >= this.options.batchSize) {
+      this.open = new Batch();
+      this.batches.push(this.open);
+    }
+    this.open.add(event);
+    this.buffered++;
     this.counts.recorded++;
   }
 
   /** A copy of the counters. */
   stats(): EventCounts & { buffered: number } {
-    return { ...this.counts, buffered: this.events.length };
+    return { ...this.counts, buffered: this.buffered };
   }
 
   start(): void {
@@ -113,65 +159,63 @@ export class EventBuffer {
   }
 
   private async writeAll(): Promise<boolean> {
-    let due = this.events.length;
-    while (due > 0) {
-      const batch = this.events.slice(0, Math.min(due, this.options.batchSize));
-      const verifications = batch.filter(
-        (e): e is AnalyticsEvent & VerificationEvent => e.kind === "verification",
-      );
-      const decisions = batch.filter(
-        (e): e is AnalyticsEvent & RatelimitEvent => e.kind === "ratelimit",
-      );
+    // Events recorded from now on go to a new batch, for the next pass.
+    this.open = undefined;
+    for (let due = this.batches.length; due > 0; due--) {
+      const batch = this.batches[0] as Batch;
       try {
-        await this.ensurePartitions("key_verifications", verifications);
-        await this.ensurePartitions("ratelimit_events", decisions);
-        await this.ensurePartitions("verifications_per_minute", verifications);
-        // The raw events and the rollups commit together, so a retry after a failure
-        // writes no duplicates and the rollups always agree with the raw tables.
-        const rollups = rollUp(verifications);
-        const size = this.options.sliceSize;
-        await this.db.transaction(async (tx) => {
-          for (const part of slices(verifications.map(withoutKind), size)) {
-            await insertVerificationEvents(tx, part);
-            await turn();
-          }
-          for (const part of slices(decisions.map(withoutKind), size)) {
-            await insertRatelimitEvents(tx, part);
-            await turn();
-          }
-          for (const g of GRANULARITIES) {
-            // Slices keep the rows' order, so the row locks are still taken in one order.
-            for (const part of slices(rollups[g], size)) {
-              await rollupAdd(tx, g, part);
-              await turn();
-            }
-          }
-        });
+        await this.write(batch);
       } catch (err) {
         this.counts.failedFlushes++;
-        this.log.warn(
-          { err, buffered: this.events.length },
-          "analytics events not written; will retry",
-        );
+        this.log.warn({ err, buffered: this.buffered }, "analytics events not written; will retry");
         return false;
       }
-      this.events.splice(0, batch.length);
-      due -= batch.length;
-      this.counts.written += batch.length;
-      await this.lastUsed.write(verifications);
+      this.batches.shift();
+      this.buffered -= batch.size;
+      this.counts.written += batch.size;
+      await this.lastUsed.write(batch.lastUsed);
     }
     return true;
   }
 
-  private async ensurePartitions(
-    table: EventTable,
-    batch: readonly { time: number }[],
-  ): Promise<void> {
-    const key = (t: number) => `${table}:${Math.floor(t / 86_400_000)}`;
-    const times = batch.map((e) => e.time).filter((t) => !this.partitions.has(key(t)));
-    if (times.length === 0) return;
-    await ensureEventPartitions(this.db, table, times);
-    for (const t of times) this.partitions.add(key(t));
+  /** One batch in one transaction, a slice of rows per statement with a turn in between. */
+  private async write(batch: Batch): Promise<void> {
+    await this.ensurePartitions("key_verifications", batch.verificationDays);
+    await this.ensurePartitions("ratelimit_events", batch.decisionDays);
+    await this.ensurePartitions("verifications_per_minute", batch.verificationDays);
+    // The raw events and the rollups commit together, so a retry after a failure writes no
+    // duplicates and the rollups always agree with the raw tables.
+    const rollups = batch.rollup.rows();
+    const size = this.options.sliceSize;
+    await this.db.transaction(async (tx) => {
+      // The rows go as they were recorded: the extra `kind` field is ignored by the insert.
+      for (const part of slices(batch.verifications, size)) {
+        await insertVerificationEvents(tx, part);
+        await turn();
+      }
+      for (const part of slices(batch.decisions, size)) {
+        await insertRatelimitEvents(tx, part);
+        await turn();
+      }
+      for (const g of GRANULARITIES) {
+        // Slices keep the rows' order, so the row locks are still taken in one order.
+        for (const part of slices(rollups[g], size)) {
+          await rollupAdd(tx, g, part);
+          await turn();
+        }
+      }
+    });
+  }
+
+  private async ensurePartitions(table: EventTable, days: ReadonlySet<number>): Promise<void> {
+    const missing = [...days].filter((d) => !this.partitions.has(`${table}:${d}`));
+    if (missing.length === 0) return;
+    await ensureEventPartitions(
+      this.db,
+      table,
+      missing.map((d) => d * DAY_MS),
+    );
+    for (const d of missing) this.partitions.add(`${table}:${d}`);
   }
 }
 
@@ -181,9 +225,4 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Consecutive pieces of at most `size` items. */
 function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
-}
-
-function withoutKind<T extends { kind: string }>(e: T): Omit<T, "kind"> {
-  const { kind: _, ...rest } = e;
-  return rest;
 }

@@ -20,13 +20,8 @@ export class LastUsedWriter {
     private readonly log: Logger,
   ) {}
 
-  /** Writes the latest use of each key whose stored time is older than the resolution. */
-  async write(events: readonly { keyId: string | null; time: number }[]): Promise<void> {
-    const latest = new Map<string, number>();
-    for (const e of events) {
-      if (e.keyId === null) continue;
-      if ((latest.get(e.keyId) ?? -1) < e.time) latest.set(e.keyId, e.time);
-    }
+  /** Writes the latest use (key id to Unix ms) of each key whose stored time is older than the resolution. */
+  async write(latest: ReadonlyMap<string, number>): Promise<void> {
     const due = [...latest]
       .filter(([id, time]) => time - (this.written.get(id) ?? -Infinity) >= LAST_USED_RESOLUTION_MS)
       .map(([id, time]) => ({ id, time }));

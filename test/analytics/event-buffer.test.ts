@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventBuffer, type EventBufferOptions } from "../../src/analytics/event-buffer.js";
+import type { Db } from "../../src/storage/db.js";
 import type { AnalyticsEvent } from "../../src/storage/queries/events.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
@@ -105,4 +106,81 @@ describe("the verification event buffer", () => {
     );
     expect(minute[0]?.n).toBe(80);
   });
+
+  it("commits at most batchSize events per transaction, and the raw rows and rollups agree", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 100, sliceSize: 30 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    // This flush creates the day's partitions.
+    buffer.record(decision(day));
+    buffer.record(event(0, day));
+    expect(await buffer.flush()).toBe(true);
+    const transactions = countTransactions(db);
+    for (let i = 1; i < 251; i++) buffer.record(event(i % 7, day + i * 1000));
+    expect(await buffer.flush()).toBe(true);
+    expect(transactions()).toBe(3); // 100 + 100 + 50 events
+    const [raw] = await db.query<{ n: number; spent: number }>(
+      "select count(*)::int as n, sum(spent_credits)::int as spent from key_verifications",
+    );
+    for (const table of ["verifications_per_minute", "verifications_per_month"]) {
+      const [sums] = await db.query<{ n: number; spent: number }>(
+        `select sum(count)::int as n, sum(spent_credits)::int as spent from ${table}`,
+      );
+      expect(sums).toEqual(raw);
+    }
+    expect(raw?.n).toBe(251);
+    const [decisions] = await db.query<{ n: number }>(
+      "select count(*)::int as n from ratelimit_events",
+    );
+    expect(decisions?.n).toBe(1);
+  });
+
+  it("keeps the events when the database fails and writes each exactly once when it is back", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 100; i++) buffer.record(event(i, day + i));
+    await buffer.flush(); // creates the partition, so the failure below hits the transaction
+    for (let i = 100; i < 200; i++) buffer.record(event(i, day + i));
+    const transaction = db.transaction;
+    db.transaction = () => Promise.reject(new Error("connection lost"));
+    expect(await buffer.flush()).toBe(false);
+    for (let i = 200; i < 250; i++) buffer.record(event(i, day + i));
+    expect(buffer.stats()).toMatchObject({ written: 100, buffered: 150, failedFlushes: 1 });
+    db.transaction = transaction;
+    expect(await buffer.flush()).toBe(true);
+    expect(buffer.stats()).toMatchObject({ recorded: 250, written: 250, buffered: 0 });
+    const [raw] = await db.query<{ n: number; distinct: number }>(
+      "select count(*)::int as n, count(distinct request_id)::int as distinct from key_verifications",
+    );
+    expect(raw).toEqual({ n: 250, distinct: 250 });
+    const [minute] = await db.query<{ n: number }>(
+      "select sum(count)::int as n from verifications_per_minute",
+    );
+    expect(minute?.n).toBe(250);
+  });
 });
+
+const decision = (time: number): AnalyticsEvent => ({
+  kind: "ratelimit",
+  time,
+  workspaceId: "ws_test",
+  namespaceId: "rlns_test",
+  identifier: "user_1",
+  passed: true,
+  cost: 1,
+  limit: 10,
+  durationMs: 60_000,
+  remaining: 9,
+  overrideId: null,
+  requestId: "req_decision",
+});
+
+/** Counts the transactions `db` runs from now on. */
+function countTransactions(db: Db): () => number {
+  let n = 0;
+  const transaction = db.transaction.bind(db);
+  db.transaction = (fn) => {
+    n++;
+    return transaction(fn);
+  };
+  return () => n;
+}
