@@ -19,6 +19,11 @@ export interface Queryable {
   query<T = Row>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * Appends rows with `copy <target> from stdin with (format csv)`: `target` is a table and
+   * its column list (fixed text, never input), `csv` the rows (see `storage/csv.ts`).
+   */
+  copyCsv(target: string, csv: string): Promise<void>;
 }
 
 /**

@@ -32,12 +32,19 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
     async exec(script: string): Promise<void> {
       await s.exec(script);
     },
+    async copyCsv(target: string, csv: string): Promise<void> {
+      // PGlite reads COPY ... FROM '/dev/blob' from the query's blob.
+      await s.query(`copy ${target} from '/dev/blob' with (format csv)`, [], {
+        blob: new Blob([csv]),
+      });
+    },
   });
   const root = runner(pg);
   return {
     engine: "pglite",
     query: root.query,
     exec: root.exec,
+    copyCsv: root.copyCsv,
     transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
     async listen(channel, onMessage, onConnect) {
       const unsubscribe = await pg.listen(channel, onMessage);

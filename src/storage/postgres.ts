@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import {
   type Db,
@@ -67,6 +69,14 @@ export function openPostgres(options: PostgresOptions): Db {
         throw wrap(err);
       }
     },
+    async copyCsv(target: string, csv: string): Promise<void> {
+      try {
+        const stream = await s.unsafe(`copy ${target} from stdin with (format csv)`).writable();
+        await pipeline(Readable.from([csv]), stream);
+      } catch (err) {
+        throw wrap(err);
+      }
+    },
   });
   const root = runner(sql);
 
@@ -74,6 +84,7 @@ export function openPostgres(options: PostgresOptions): Db {
     engine: "postgres",
     query: root.query,
     exec: root.exec,
+    copyCsv: root.copyCsv,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       try {
         return (await sql.begin((tx) => fn(runner(tx)))) as T;

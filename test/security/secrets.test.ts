@@ -219,6 +219,7 @@ describe("verification", () => {
           return [];
         },
         exec: () => Promise.reject(new Error("not used")),
+        copyCsv: () => Promise.reject(new Error("not used")),
       };
       await keyRecordByHash(capture, hashKey("sk_any_key"));
       expect(captured?.params).toEqual([hashKey("sk_any_key")]);
