@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPglite } from "../../src/storage/pglite.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
 
@@ -180,6 +181,85 @@ describe(`the latchkey CLI on ${engine}`, () => {
         ]);
         console.log(`exited ${Math.round(performance.now() - t0)} ms after SIGTERM`);
         expect(code).toBe(0);
+      } finally {
+        child.kill("SIGKILL");
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.skipIf(engine !== "pglite")(
+    "serve on PGlite has every answered verification in its data directory after SIGTERM",
+    async () => {
+      const data = mkdtempSync(join(tmpdir(), "latchkey-serve-"));
+      const rootKey = "cli_test_root_key_0123456789";
+      const child = spawn(process.execPath, [CLI, "serve"], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATA_DIR: data,
+          PORT: "0",
+          GRPC_PORT: "off",
+          HOST: "127.0.0.1",
+          ROOT_KEY: rootKey,
+          LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      try {
+        let out = "";
+        await new Promise<void>((resolve) => {
+          child.once("exit", () => resolve());
+          child.stdout.on("data", (c: Buffer) => {
+            out += c;
+            if (/latchkey listening/.test(out)) resolve();
+          });
+        });
+        const base = `http://127.0.0.1:${/"port":(\d+)/.exec(out)?.[1]}`;
+        const call = async (procedure: string, body: unknown, auth = true) => {
+          const res = await fetch(`${base}/v2/${procedure}`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(auth ? { authorization: `Bearer ${rootKey}` } : {}),
+            },
+            body: JSON.stringify(body),
+          });
+          expect(res.status).toBe(200);
+          return ((await res.json()) as { data: Record<string, string> }).data;
+        };
+        const { apiId } = await call("apis.createApi", { name: "events on stop" });
+        const { key, keyId } = await call("keys.createKey", { apiId });
+        let answered = 0;
+        await Promise.all(
+          Array.from({ length: 10 }, async () => {
+            for (let i = 0; i < 30; i++) {
+              const v = await call("keys.verifyKey", { key, tags: ["stop"] }, false);
+              if (v.code === "VALID") answered++;
+            }
+          }),
+        );
+        const exited = new Promise((r) => child.once("exit", (code) => r(code)));
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+
+        // The batches commit without waiting for the WAL; a clean stop still writes them all.
+        const db = await openPglite({ dataDir: data });
+        try {
+          const [raw] = await db.query<{ n: number }>(
+            "select count(*)::int as n from key_verifications where key_id = $1",
+            [keyId],
+          );
+          const [minute] = await db.query<{ n: number }>(
+            "select sum(count)::int as n from verifications_per_minute where key_id = $1",
+            [keyId],
+          );
+          console.log(`${answered} answered, ${raw?.n} events in the data directory`);
+          expect(answered).toBe(300);
+          expect(raw?.n).toBe(300);
+          expect(minute?.n).toBe(300);
+        } finally {
+          await db.close();
+        }
       } finally {
         child.kill("SIGKILL");
         rmSync(data, { recursive: true, force: true });
