@@ -188,13 +188,7 @@ export class EventBuffer {
     const rollups = batch.rollup.rows();
     const size = this.options.sliceSize;
     await this.db.transaction(async (tx) => {
-      // Events are best effort across a crash already (the buffer is in memory), so the commit
-      // need not wait for the WAL: it cannot be half applied, only lost with the newest others
-      // (PostgreSQL: at most 3 x wal_writer_delay, 600 ms; PGlite, which has no WAL writer:
-      // until the next ordinary commit or 4 MB of WAL, written at the latest on a clean stop).
-      // On PGlite the wait was ~0.7 ms per batch and, every few seconds, ~9 ms.
-      await tx.query("set local synchronous_commit = off");
-      // The rows go as they were recorded: the extra `kind` field is ignored by the insert.
+      // The events go as they were recorded (the insert reads its columns, not `kind`).
       for (const part of slices(batch.verifications, size)) {
         await insertVerificationEvents(tx, part);
         await turn();
