@@ -21,9 +21,10 @@ export interface Queryable {
   exec(script: string): Promise<void>;
   /**
    * Appends rows with `copy <target> from stdin with (format csv)`: `target` is a table and
-   * its column list (fixed text, never input), `csv` the rows (see `storage/csv.ts`).
+   * its column list (fixed text, never input), `csv` the rows as text or UTF-8 bytes (see
+   * `storage/csv.ts`).
    */
-  copyCsv(target: string, csv: string): Promise<void>;
+  copyCsv(target: string, csv: string | Uint8Array): Promise<void>;
 }
 
 /**

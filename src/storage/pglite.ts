@@ -32,10 +32,10 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
     async exec(script: string): Promise<void> {
       await s.exec(script);
     },
-    async copyCsv(target: string, csv: string): Promise<void> {
+    async copyCsv(target: string, csv: string | Uint8Array): Promise<void> {
       // PGlite reads COPY ... FROM '/dev/blob' from the query's blob.
       await s.query(`copy ${target} from '/dev/blob' with (format csv)`, [], {
-        blob: new Blob([csv]),
+        blob: new Blob([csv as string | Uint8Array<ArrayBuffer>]),
       });
     },
   });

@@ -69,10 +69,12 @@ export function openPostgres(options: PostgresOptions): Db {
         throw wrap(err);
       }
     },
-    async copyCsv(target: string, csv: string): Promise<void> {
+    async copyCsv(target: string, csv: string | Uint8Array): Promise<void> {
       try {
         const stream = await s.unsafe(`copy ${target} from stdin with (format csv)`).writable();
-        await pipeline(Readable.from([csv]), stream);
+        const chunk =
+          typeof csv === "string" ? csv : Buffer.from(csv.buffer, csv.byteOffset, csv.byteLength);
+        await pipeline(Readable.from([chunk]), stream);
       } catch (err) {
         throw wrap(err);
       }

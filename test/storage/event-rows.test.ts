@@ -1,11 +1,13 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  copyRatelimitRows,
+  copyVerificationRows,
   ensureEventPartitions,
-  insertRatelimitEvents,
-  insertVerificationEvents,
   type RatelimitEvent,
+  ratelimitRow,
   type VerificationEvent,
+  verificationRow,
 } from "../../src/storage/queries/events.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
@@ -52,7 +54,7 @@ describe("event rows written with COPY", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(verification, { minLength: 1, maxLength: 20 }), async (rows) => {
         const events: VerificationEvent[] = rows.map((r) => ({ ...r, requestId: `req_${n++}` }));
-        await insertVerificationEvents(database.db, events);
+        await copyVerificationRows(database.db, events.map(verificationRow).join(""));
         const back = await database.db.query<Record<string, unknown>>(
           `select time, workspace_id, api_id, key_id, identity_id, external_id, outcome, tags,
              spent_credits, request_id
@@ -95,7 +97,8 @@ describe("event rows written with COPY", () => {
           overrideId: ov,
           requestId: `req_${n++}`,
         };
-        await insertRatelimitEvents(database.db, [e]);
+        // As the event writer sends them: UTF-8 bytes.
+        await copyRatelimitRows(database.db, Buffer.from(ratelimitRow(e)));
         const back = await database.db.query(
           `select namespace_id, identifier, passed, cost, window_limit, duration_ms, remaining,
              override_id from ratelimit_events where request_id = $1`,

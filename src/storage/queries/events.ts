@@ -79,35 +79,29 @@ export async function ensureEventPartitions(
 const VERIFICATION_COLUMNS = `key_verifications (time, workspace_id, api_id, key_id, identity_id,
   external_id, outcome, tags, spent_credits, request_id)`;
 
+/** One verification as a CSV line for `copyVerificationRows`. */
+export function verificationRow(e: VerificationEvent): string {
+  return `${csvInteger(e.time)},${csvText(e.workspaceId)},${csvText(e.apiId)},${csvText(e.keyId)},${csvText(e.identityId)},${csvText(e.externalId)},${csvText(e.outcome)},${csvTextArray(e.tags)},${csvInteger(e.spentCredits)},${csvText(e.requestId)}\n`;
+}
+
 /**
- * Appends verification events in one statement. COPY, because it is the cheapest way in:
- * on PGlite, which runs on the server's thread, a 50-row COPY takes ~0.65 ms against ~0.95 ms
- * for an INSERT of the same rows from a jsonb parameter.
+ * Appends verification events (CSV lines of `verificationRow`) in one statement. COPY,
+ * because it is the cheapest way in: on PGlite, which runs on the server's thread, a 50-row
+ * COPY takes ~0.65 ms against ~0.95 ms for an INSERT of the same rows from a jsonb parameter.
  */
-export async function insertVerificationEvents(
-  q: Queryable,
-  events: readonly VerificationEvent[],
-): Promise<void> {
-  if (events.length === 0) return;
-  let csv = "";
-  for (const e of events) {
-    csv += `${csvInteger(e.time)},${csvText(e.workspaceId)},${csvText(e.apiId)},${csvText(e.keyId)},${csvText(e.identityId)},${csvText(e.externalId)},${csvText(e.outcome)},${csvTextArray(e.tags)},${csvInteger(e.spentCredits)},${csvText(e.requestId)}\n`;
-  }
-  await q.copyCsv(VERIFICATION_COLUMNS, csv);
+export async function copyVerificationRows(q: Queryable, rows: string | Uint8Array): Promise<void> {
+  if (rows.length > 0) await q.copyCsv(VERIFICATION_COLUMNS, rows);
 }
 
 const RATELIMIT_COLUMNS = `ratelimit_events (time, workspace_id, namespace_id, identifier, passed,
   cost, window_limit, duration_ms, remaining, override_id, request_id)`;
 
-/** Appends rate-limit decision events in one statement (COPY, as the verifications). */
-export async function insertRatelimitEvents(
-  q: Queryable,
-  events: readonly RatelimitEvent[],
-): Promise<void> {
-  if (events.length === 0) return;
-  let csv = "";
-  for (const e of events) {
-    csv += `${csvInteger(e.time)},${csvText(e.workspaceId)},${csvText(e.namespaceId)},${csvText(e.identifier)},${csvBoolean(e.passed)},${csvInteger(e.cost)},${csvInteger(e.limit)},${csvInteger(e.durationMs)},${csvInteger(e.remaining)},${csvText(e.overrideId)},${csvText(e.requestId)}\n`;
-  }
-  await q.copyCsv(RATELIMIT_COLUMNS, csv);
+/** One rate-limit decision as a CSV line for `copyRatelimitRows`. */
+export function ratelimitRow(e: RatelimitEvent): string {
+  return `${csvInteger(e.time)},${csvText(e.workspaceId)},${csvText(e.namespaceId)},${csvText(e.identifier)},${csvBoolean(e.passed)},${csvInteger(e.cost)},${csvInteger(e.limit)},${csvInteger(e.durationMs)},${csvInteger(e.remaining)},${csvText(e.overrideId)},${csvText(e.requestId)}\n`;
+}
+
+/** Appends rate-limit decisions (CSV lines of `ratelimitRow`) in one statement. */
+export async function copyRatelimitRows(q: Queryable, rows: string | Uint8Array): Promise<void> {
+  if (rows.length > 0) await q.copyCsv(RATELIMIT_COLUMNS, rows);
 }
