@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { Inflight } from "./inflight.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
 
 /** The handler of every request, whatever the HTTP version. */
@@ -32,16 +33,16 @@ export async function listen(
   host: string,
 ): Promise<Listener> {
   let draining = false;
-  const inflight = new Set<NodeResponse>();
+  const inflight = new Inflight<NodeResponse>();
   const sessions = new Set<http2.ServerHttp2Session>();
   const sockets = new Set<net.Socket>();
 
   let onIdle: (() => void) | undefined;
 
   const track: RequestHandler = (req, res) => {
-    inflight.add(res);
+    const entry = inflight.add(res);
     const done = () => {
-      if (!inflight.delete(res)) return;
+      if (!inflight.remove(entry)) return;
       if (draining) {
         h1.closeIdleConnections();
         if (inflight.size === 0) onIdle?.();
