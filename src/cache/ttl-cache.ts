@@ -3,13 +3,21 @@ import type { Clock } from "../domain/clock.js";
 interface Entry<V> {
   value: V;
   expiresAt: number;
+  /** When the entry was last moved to the most recent end. */
+  usedAt: number;
 }
 
+/** How stale an entry's place in the recency order may be. */
+const RECENCY_RESOLUTION_MS = 1_000;
+
 /**
- * A bounded in-process cache with least-recently-used eviction and a time to live.
- * `load` coalesces concurrent misses of one key into one loader call, and does not
- * store a value if an invalidation happened while it was loading, so an invalidation
- * can never be overwritten by a read that started before it.
+ * A bounded in-process cache with least-recently-used eviction (to the second) and a time to
+ * live. A hit moves its entry to the most recent end of the Map at most once a second: moving
+ * it on every hit made V8 rebuild the Map's table again and again, straight in the old
+ * generation as the Map lives long, and old-generation garbage is what brings the full
+ * collections (10-60 ms pauses on one core). `load` coalesces concurrent misses of one key
+ * into one loader call, and does not store a value if an invalidation happened while it was
+ * loading, so an invalidation can never be overwritten by a read that started before it.
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
@@ -26,21 +34,29 @@ export class TtlCache<V> {
   get(key: string): V | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
-    if (e.expiresAt <= this.clock.now()) {
+    const now = this.clock.now();
+    if (e.expiresAt <= now) {
       this.entries.delete(key);
       return undefined;
     }
-    // Re-insert to mark as most recently used (Map keeps insertion order).
+    this.used(key, e, now);
+    return e.value;
+  }
+
+  /** Moves a hit entry to the most recent end, unless it got there less than 1 s ago. */
+  private used(key: string, e: Entry<V>, now: number): void {
+    if (now - e.usedAt < RECENCY_RESOLUTION_MS) return;
+    e.usedAt = now;
     this.entries.delete(key);
     this.entries.set(key, e);
-    return e.value;
   }
 
   set(key: string, value: V): void {
     // A time to live of 0 disables the cache.
     if (this.ttlMs <= 0) return;
     this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
+    const now = this.clock.now();
+    this.entries.set(key, { value, expiresAt: now + this.ttlMs, usedAt: now });
     if (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value as string;
       this.entries.delete(oldest);
@@ -50,7 +66,13 @@ export class TtlCache<V> {
   /** Returns the cached value or loads it once for all concurrent callers. */
   load(key: string, loader: () => Promise<V>): Promise<V> {
     const e = this.entries.get(key);
-    if (e !== undefined && e.expiresAt > this.clock.now()) return Promise.resolve(e.value);
+    if (e !== undefined) {
+      const now = this.clock.now();
+      if (e.expiresAt > now) {
+        this.used(key, e, now);
+        return Promise.resolve(e.value);
+      }
+    }
     const pending = this.inflight.get(key);
     if (pending) return pending;
     const generation = this.generation;
