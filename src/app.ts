@@ -92,7 +92,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
         maxEvents: config.eventBufferSize,
         flushIntervalMs: config.eventFlushIntervalMs,
         batchSize: 10_000,
-        sliceSize: 50,
+        // On PGlite a 100-row COPY holds the thread ~1 ms; per 5,000 events, 100-row slices
+        // take 45 ms of it against 52 ms for 50-row ones (200: 37 ms, but 1.6 ms stalls).
+        sliceSize: 100,
       },
       log,
     );
