@@ -6,14 +6,16 @@
  * every retry of its batch fail, so it is written as U+FFFD instead.
  */
 
-/** A text field, NULL for null. */
+/** A text field, NULL for null. It runs once per field of every event: ids need no escaping. */
 export function csvText(s: string | null): string {
   if (s === null) return "";
+  if (!s.includes('"') && !s.includes("\u0000")) return `"${s}"`;
   return `"${s.replaceAll('"', '""').replaceAll("\u0000", "\uFFFD")}"`;
 }
 
 /** A text[] field: a PostgreSQL array literal with every element quoted, itself quoted. */
 export function csvTextArray(items: readonly string[]): string {
+  if (items.length === 0) return '"{}"';
   const elements = items.map((t) => `"${t.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`);
   return csvText(`{${elements.join(",")}}`);
 }

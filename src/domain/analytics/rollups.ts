@@ -60,15 +60,23 @@ export class Rollup {
   private readonly byDims = new Map<string, Map<number, RollupRow>[]>();
   private monthFrom = 0;
   private monthTo = -1;
+  /** The previous event and its buckets: a hot key sends the same dimensions again and again. */
+  private last: RollupSource | undefined;
+  private lastBuckets: Map<number, RollupRow>[] = [];
 
   add(e: RollupSource): void {
     const tags = e.tags.length < 2 ? e.tags : [...e.tags].sort();
-    const dims = JSON.stringify([e.workspaceId, e.apiId, e.keyId, e.identityId, e.outcome, tags]);
-    let buckets = this.byDims.get(dims);
+    let buckets = this.last && sameDimensions(this.last, e) ? this.lastBuckets : undefined;
     if (!buckets) {
-      buckets = GRANULARITIES.map(() => new Map<number, RollupRow>());
-      this.byDims.set(dims, buckets);
+      const dims = JSON.stringify([e.workspaceId, e.apiId, e.keyId, e.identityId, e.outcome, tags]);
+      buckets = this.byDims.get(dims);
+      if (!buckets) {
+        buckets = GRANULARITIES.map(() => new Map<number, RollupRow>());
+        this.byDims.set(dims, buckets);
+      }
     }
+    this.last = e;
+    this.lastBuckets = buckets;
     if (e.time < this.monthFrom || e.time >= this.monthTo) {
       this.monthFrom = bucketStart("month", e.time);
       const d = new Date(this.monthFrom);
@@ -121,4 +129,19 @@ export function rollUp(events: readonly RollupSource[]): Record<Granularity, Rol
   const rollup = new Rollup();
   for (const e of events) rollup.add(e);
   return rollup.rows();
+}
+
+/** True when two events group together for certain (tags compared in their given order). */
+function sameDimensions(a: RollupSource, b: RollupSource): boolean {
+  if (
+    a.workspaceId !== b.workspaceId ||
+    a.apiId !== b.apiId ||
+    a.keyId !== b.keyId ||
+    a.identityId !== b.identityId ||
+    a.outcome !== b.outcome ||
+    a.tags.length !== b.tags.length
+  )
+    return false;
+  for (let i = 0; i < a.tags.length; i++) if (a.tags[i] !== b.tags[i]) return false;
+  return true;
 }

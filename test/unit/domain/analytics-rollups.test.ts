@@ -105,9 +105,50 @@ describe("rollUp against the plainest grouping", () => {
     spentCredits: fc.integer({ min: 0, max: 5 }),
   });
 
-  it("gives the same groups and sums, each granularity sorted by bucket", () => {
+  // Runs of one event's dimensions (a hot key), where now and then one event differs from
+  // the one before it in a single dimension, or only in the order of its tags.
+  const change = fc.constantFrom(
+    "none",
+    "none",
+    "workspace",
+    "api",
+    "key",
+    "identity",
+    "outcome",
+    "tags",
+    "tag value",
+    "tag order",
+  );
+  const runs = fc
+    .array(fc.tuple(anEvent, fc.array(change, { minLength: 1, maxLength: 6 })), { maxLength: 40 })
+    .map((xs) =>
+      xs.flatMap(([e, changes]) =>
+        changes.map((c, i) => ({
+          ...e,
+          time: e.time + i,
+          workspaceId: c === "workspace" ? "ws_other" : e.workspaceId,
+          apiId: c === "api" ? "api_other" : e.apiId,
+          keyId: c === "key" ? null : e.keyId,
+          identityId: c === "identity" ? "id_other" : e.identityId,
+          outcome: c === "outcome" ? "USAGE_EXCEEDED" : e.outcome,
+          tags:
+            c === "tags"
+              ? [...e.tags, "x"]
+              : c === "tag value"
+                ? e.tags.map((t, j) => (j === 0 ? "y" : t))
+                : c === "tag order"
+                  ? e.tags.toReversed()
+                  : e.tags,
+        })),
+      ),
+    );
+
+  it.each([
+    ["any events", fc.array(anEvent, { maxLength: 200 })],
+    ["runs of one group", runs],
+  ])("gives the same groups and sums, each granularity sorted by bucket (%s)", (_, batches) => {
     fc.assert(
-      fc.property(fc.array(anEvent, { maxLength: 200 }), (events) => {
+      fc.property(batches, (events) => {
         const got = rollUp(events);
         const want = naiveRollUp(events);
         for (const g of GRANULARITIES) {
