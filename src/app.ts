@@ -90,6 +90,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       db,
       {
         maxEvents: config.eventBufferSize,
+        maxBytes: config.eventBufferBytes,
         flushIntervalMs: config.eventFlushIntervalMs,
         batchSize: 10_000,
         // On PGlite a 100-row COPY holds the thread ~1 ms; per 5,000 events, 100-row slices

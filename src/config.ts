@@ -17,6 +17,7 @@ export interface Config {
   cacheTtlMs: number;
   /** Verification events held in memory at most before new ones are dropped. */
   eventBufferSize: number;
+  eventBufferBytes: number;
   /** How often buffered events are written. */
   eventFlushIntervalMs: number;
   /** Analytics older than this many days is removed. */
@@ -98,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     cacheMaxEntries: int(env, "CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000),
     cacheTtlMs: int(env, "CACHE_TTL_MS", 10_000, 0, 30_000),
     eventBufferSize: int(env, "EVENT_BUFFER_SIZE", 100_000, 1, 10_000_000),
+    eventBufferBytes: int(env, "EVENT_BUFFER_BYTES", 67_108_864, 1_048_576, 17_179_869_184),
     eventFlushIntervalMs: int(env, "EVENT_FLUSH_INTERVAL_MS", 1_000, 10, 60_000),
     eventRetentionDays: int(env, "EVENT_RETENTION_DAYS", 90, 1, 3650),
     analyticsTimeoutMs: int(env, "ANALYTICS_TIMEOUT_MS", 5_000, 100, 300_000),

@@ -40,6 +40,8 @@ export class CsvRows {
   private sliceRows = 0;
   private readonly done: Uint8Array[] = [];
   rows = 0;
+  /** Bytes of row text held. */
+  bytes = 0;
 
   constructor(
     private readonly rowsPerSlice: number,
@@ -57,7 +59,9 @@ export class CsvRows {
       this.pos = 0;
       this.sliceStart = 0;
     }
-    this.pos += (this.chunk as Buffer).write(row, this.pos);
+    const written = (this.chunk as Buffer).write(row, this.pos);
+    this.pos += written;
+    this.bytes += written;
     this.rows++;
     if (++this.sliceRows >= this.rowsPerSlice) this.cut();
   }
@@ -74,6 +78,7 @@ export class CsvRows {
     this.chunks.length = 0;
     this.done.length = 0;
     this.chunk = undefined;
+    this.bytes = 0;
   }
 
   /** Ends the current slice, if it has rows. */

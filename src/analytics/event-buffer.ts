@@ -19,6 +19,12 @@ import { LastUsedWriter } from "./last-used.js";
 export interface EventBufferOptions {
   /** Events held at most; beyond, new events are dropped (and counted). */
   maxEvents: number;
+  /**
+   * Bytes of encoded rows held at most (give or take one row); beyond, new events are
+   * dropped too. A verification may carry 20 tags of 512 characters, so a count alone
+   * would let a flood of such events, while the database is down, take gigabytes.
+   */
+  maxBytes: number;
   /** How often the buffer is written out. */
   flushIntervalMs: number;
   /** Events per transaction: the raw rows and the rollups of these events commit together. */
@@ -68,6 +74,10 @@ class Batch {
     return this.verifications.rows + this.decisions.rows;
   }
 
+  get bytes(): number {
+    return this.verifications.bytes + this.decisions.bytes;
+  }
+
   add(event: AnalyticsEvent): void {
     if (event.kind === "ratelimit") {
       this.decisions.add(ratelimitRow(event));
@@ -104,6 +114,7 @@ export class EventBuffer {
   private readonly batches: Batch[] = [];
   private open: Batch | undefined;
   private buffered = 0;
+  private bufferedBytes = 0;
   private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
   private readonly partitions = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -121,7 +132,7 @@ export class EventBuffer {
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
   record(event: AnalyticsEvent): void {
-    if (this.buffered >= this.options.maxEvents) {
+    if (this.buffered >= this.options.maxEvents || this.bufferedBytes >= this.options.maxBytes) {
       this.counts.dropped++;
       return;
     }
@@ -129,7 +140,9 @@ export class EventBuffer {
       this.open = new Batch(this.options.sliceSize, this.pool);
       this.batches.push(this.open);
     }
+    const before = this.open.bytes;
     this.open.add(event);
+    this.bufferedBytes += this.open.bytes - before;
     this.buffered++;
     this.counts.recorded++;
   }
@@ -185,6 +198,7 @@ export class EventBuffer {
       }
       this.batches.shift();
       this.buffered -= batch.size;
+      this.bufferedBytes -= batch.bytes;
       this.counts.written += batch.size;
       batch.release();
       await this.lastUsed.write(batch.lastUsed);

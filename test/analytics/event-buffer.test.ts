@@ -12,7 +12,7 @@ afterEach(async () => {
   database = undefined;
 });
 
-const event = (i: number, time: number): AnalyticsEvent => ({
+const event = (i: number, time: number, tags = [`i=${i}`]): AnalyticsEvent => ({
   kind: "verification",
   time,
   workspaceId: "ws_test",
@@ -21,16 +21,18 @@ const event = (i: number, time: number): AnalyticsEvent => ({
   identityId: null,
   externalId: null,
   outcome: i % 2 === 0 ? "VALID" : "RATE_LIMITED",
-  tags: [`i=${i}`],
+  tags,
   spentCredits: i % 3,
   requestId: `req_${i}`,
 });
 
 /** A buffer over a fresh database of this run's engine (kept in `database` for cleanup). */
-async function newBuffer(sizes: Omit<EventBufferOptions, "flushIntervalMs">) {
+async function newBuffer(
+  sizes: Omit<EventBufferOptions, "flushIntervalMs" | "maxBytes"> & { maxBytes?: number },
+) {
   database = await createTestDatabase(currentEngine());
   const { db } = database;
-  const options = { ...sizes, flushIntervalMs: 60_000 };
+  const options = { maxBytes: 1 << 30, ...sizes, flushIntervalMs: 60_000 };
   return { db, buffer: new EventBuffer(db, options, pino({ level: "silent" })) };
 }
 
@@ -156,6 +158,31 @@ describe("the verification event buffer", () => {
       "select sum(count)::int as n from verifications_per_minute",
     );
     expect(minute?.n).toBe(250);
+  });
+  it("bounds the bytes it holds as well as the events, counting what it drops", async () => {
+    const { buffer, db } = await newBuffer({
+      maxEvents: 10_000,
+      maxBytes: 1 << 20,
+      batchSize: 1000,
+      sliceSize: 100,
+    });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    // The largest tags a request may carry: 20 of 512 characters, quotes included.
+    const tags = Array.from({ length: 20 }, (_, i) => `${i}"`.padEnd(512, "é"));
+    for (let i = 0; i < 500; i++) buffer.record(event(i, day + i, tags));
+    const { recorded, dropped } = buffer.stats();
+    console.log(`${recorded} events of 500 held in 1 MiB, ${dropped} dropped`);
+    expect(recorded + dropped).toBe(500);
+    expect(dropped).toBeGreaterThan(0);
+    expect(recorded).toBeGreaterThan(10);
+    expect(await buffer.flush()).toBe(true);
+    const [raw] = await db.query<{ n: number; tags: string[] }>(
+      "select count(*)::int as n, min(tags) as tags from key_verifications",
+    );
+    expect(raw).toEqual({ n: recorded, tags });
+    // Written out, the bytes are free again.
+    buffer.record(event(1000, day));
+    expect(buffer.stats().dropped).toBe(dropped);
   });
 });
 
