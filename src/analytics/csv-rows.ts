@@ -51,9 +51,9 @@ export class CsvRows {
   add(row: string): void {
     // A UTF-16 code unit takes at most 3 bytes in UTF-8; measure exactly only when close.
     const room = this.chunk ? this.chunk.length - this.pos : 0;
-    if (row.length * 3 > room && Buffer.byteLength(row) > room) {
+    const bytes = row.length * 3 > room ? Buffer.byteLength(row) : 0;
+    if (bytes > room) {
       this.cut();
-      const bytes = Buffer.byteLength(row);
       this.chunk = bytes > CHUNK_BYTES ? Buffer.allocUnsafeSlow(bytes) : this.pool.take();
       this.chunks.push(this.chunk);
       this.pos = 0;

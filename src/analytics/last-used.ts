@@ -20,7 +20,10 @@ export class LastUsedWriter {
     private readonly log: Logger,
   ) {}
 
-  /** Writes the latest use (key id to Unix ms) of each key whose stored time is older than the resolution. */
+  /**
+   * Writes the latest use (key id to Unix ms) of each key whose stored time is older than the
+   * resolution.
+   */
   async write(latest: ReadonlyMap<string, number>): Promise<void> {
     const due = [...latest]
       .filter(([id, time]) => time - (this.written.get(id) ?? -Infinity) >= LAST_USED_RESOLUTION_MS)

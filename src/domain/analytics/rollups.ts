@@ -124,13 +124,6 @@ export class Rollup {
   }
 }
 
-/** Sums a batch of events into each granularity's groups (see `Rollup.rows` for the order). */
-export function rollUp(events: readonly RollupSource[]): Record<Granularity, RollupRow[]> {
-  const rollup = new Rollup();
-  for (const e of events) rollup.add(e);
-  return rollup.rows();
-}
-
 /** True when two events group together for certain (tags compared in their given order). */
 function sameDimensions(a: RollupSource, b: RollupSource): boolean {
   if (

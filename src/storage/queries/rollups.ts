@@ -17,7 +17,7 @@ export function rollupTable(granularity: Granularity): string {
 /**
  * Adds a batch's groups to a rollup: new groups are inserted, existing ones get the counts
  * added. Run it in the transaction that inserts the raw events, so both or neither count.
- * The rows arrive sorted by group (rollUp) and a function scan keeps their order, so
+ * The rows arrive sorted by group (Rollup.rows) and a function scan keeps their order, so
  * concurrent writers take the row locks in one order.
  */
 export async function rollupAdd(

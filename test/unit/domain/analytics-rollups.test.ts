@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { bucketStart, type RollupSource, rollUp } from "../../../src/domain/analytics/rollups.js";
+import { bucketStart, Rollup, type RollupSource } from "../../../src/domain/analytics/rollups.js";
 import { analyticsScope } from "../../../src/domain/analytics/scope.js";
 import { GRANULARITIES } from "../../../src/domain/analytics/tables.js";
 
@@ -31,6 +31,13 @@ const event = (over: Partial<RollupSource>): RollupSource => ({
   spentCredits: 1,
   ...over,
 });
+
+/** A batch's rollup, as the event writer builds it: one event at a time, then the rows. */
+function rollUp(events: readonly RollupSource[]) {
+  const rollup = new Rollup();
+  for (const e of events) rollup.add(e);
+  return rollup.rows();
+}
 
 describe("rollUp", () => {
   it("sums events of one group and keeps groups apart, at every granularity", () => {
