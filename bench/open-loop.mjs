@@ -14,7 +14,7 @@
 //
 //   node bench/open-loop.mjs '<json config>'   prints one JSON line with the results
 import { spawn } from "node:child_process";
-import http from "node:http";
+import net from "node:net";
 import { fileURLToPath } from "node:url";
 
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -32,55 +32,116 @@ function percentiles(values, n) {
   };
 }
 
+/**
+ * A lean HTTP/1.1 client on raw keep-alive sockets, one request at a time per socket (no
+ * pipelining). The generator must cost far less than the server it measures, or its own
+ * garbage collections and event-loop turns show up as the server's latency: Node's
+ * http.request allocates a ClientRequest, an IncomingMessage and header objects per call.
+ * Here a request is one preformatted buffer and an answer is parsed in place (status line,
+ * Content-Length, body).
+ */
 function client(config) {
   const u = new URL(config.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: config.maxSockets ?? 256 });
-  const headers = { "content-type": "application/json", ...(config.headers ?? {}) };
+  const port = Number(u.port || 80);
+  let head = `POST ${u.pathname} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\n`;
+  for (const [name, value] of Object.entries(config.headers ?? {})) head += `${name}: ${value}\r\n`;
+  const encode = (body) =>
+    Buffer.from(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const fixed = config.body === undefined ? null : encode(config.body);
+  const keys = config.keys;
+  const requestOf = (i) => fixed ?? encode(`{"key":"${keys.prefix}${i}"}`);
+  const maxSockets = config.maxSockets ?? 256;
   const codes = {};
   const counts = { ok: 0, non2xx: 0, errors: 0, unexpected: 0 };
-  const keys = config.keys;
-  const bodyOf = (i) => (keys ? `{"key":"${keys.prefix}${i}"}` : config.body);
-  /** Sends one request; `done(ok)` runs once when it is answered or failed. */
-  function send(i, done) {
-    const body = bodyOf(i);
-    const req = http.request(
-      {
-        agent,
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: "POST",
-        headers: { ...headers, "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => {
-          if (res.statusCode !== 200) {
-            counts.non2xx++;
-            return done(false);
-          }
-          const text = Buffer.concat(chunks).toString("latin1");
-          const m = /"code":"([A-Z_]+)"/.exec(text);
-          const code = m ? m[1] : "?";
-          codes[code] = (codes[code] ?? 0) + 1;
-          if (config.expectCode && code !== config.expectCode) counts.unexpected++;
-          counts.ok++;
-          done(true);
-        });
-        res.on("error", () => {
-          counts.errors++;
-          done(false);
-        });
-      },
-    );
-    req.on("error", () => {
+  const idle = [];
+  const queue = [];
+  const sockets = new Set();
+
+  function answer(conn, status, body) {
+    const done = conn.done;
+    conn.done = null;
+    if (status !== 200) {
+      counts.non2xx++;
+    } else {
+      const m = /"code":"([A-Z_]+)"/.exec(body);
+      const code = m ? m[1] : "?";
+      codes[code] = (codes[code] ?? 0) + 1;
+      if (config.expectCode && code !== config.expectCode) counts.unexpected++;
+      counts.ok++;
+    }
+    release(conn);
+    done(status === 200);
+  }
+
+  /** Parses every whole answer in `conn.buf`; keeps a partial one for the next chunk. */
+  function onData(conn, chunk) {
+    let buf = conn.buf === null ? chunk : Buffer.concat([conn.buf, chunk]);
+    conn.buf = null;
+    for (;;) {
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) break;
+      const headText = buf.latin1Slice(0, end).toLowerCase();
+      const status = Number(headText.slice(9, 12));
+      const at = headText.indexOf("\r\ncontent-length:");
+      if (at < 0) return fail(conn, new Error("answer without content-length"));
+      const length = Number.parseInt(headText.slice(at + 17), 10);
+      if (buf.length < end + 4 + length) break;
+      const body = buf.latin1Slice(end + 4, end + 4 + length);
+      buf = buf.subarray(end + 4 + length);
+      if (conn.done === null) return fail(conn, new Error("answer without a request"));
+      answer(conn, status, body);
+      if (buf.length === 0) return;
+    }
+    conn.buf = buf;
+  }
+
+  function fail(conn) {
+    sockets.delete(conn);
+    const i = idle.indexOf(conn);
+    if (i >= 0) idle.splice(i, 1);
+    conn.socket.destroy();
+    if (conn.done !== null) {
+      const done = conn.done;
+      conn.done = null;
       counts.errors++;
       done(false);
-    });
-    req.end(body);
+    }
+    const next = queue.shift();
+    if (next !== undefined) send(next.i, next.done);
   }
-  return { agent, send, codes, counts };
+
+  function connect() {
+    const conn = { socket: null, done: null, buf: null };
+    conn.socket = net.connect({ host: u.hostname, port, noDelay: true });
+    conn.socket.on("data", (chunk) => onData(conn, chunk));
+    conn.socket.on("error", () => fail(conn));
+    conn.socket.on("close", () => fail(conn));
+    sockets.add(conn);
+    return conn;
+  }
+
+  function release(conn) {
+    const next = queue.shift();
+    if (next === undefined) idle.push(conn);
+    else write(conn, next.i, next.done);
+  }
+
+  function write(conn, i, done) {
+    conn.done = done;
+    conn.socket.write(requestOf(i));
+  }
+
+  /** Sends one request; `done(ok)` runs once when it is answered or failed. */
+  function send(i, done) {
+    const conn = idle.pop() ?? (sockets.size < maxSockets ? connect() : undefined);
+    if (conn === undefined) queue.push({ i, done });
+    else write(conn, i, done);
+  }
+
+  function destroy() {
+    for (const conn of sockets) conn.socket.destroy();
+  }
+  return { send, destroy, codes, counts };
 }
 
 /** Open loop: `rate` req/s for `warmupSeconds` (not recorded) then `seconds`. */
@@ -106,7 +167,7 @@ export function runOpen(config) {
     const t0 = performance.now() + 20;
     const finish = () => {
       clearTimeout(guard);
-      c.agent.destroy();
+      c.destroy();
       const measuredSent = total - warm;
       resolve({
         mode: "open",
@@ -176,7 +237,7 @@ export function runClosed(config) {
     });
   return Promise.all(Array.from({ length: concurrency }, worker)).then(() => {
     const ms = performance.now() - t0;
-    c.agent.destroy();
+    c.destroy();
     return {
       mode: "closed",
       concurrency,

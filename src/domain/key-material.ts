@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 /** The Bitcoin Base58 alphabet: no 0, O, I or l, so keys survive being read aloud or retyped. */
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -36,7 +36,7 @@ export function generateKey(prefix: string | undefined, byteLength: number): str
 
 /** The stored form of a key: base64 (padded) of SHA-256 over the UTF-8 bytes of the full key. */
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("base64");
+  return hash("sha256", key, "base64");
 }
 
 /** The displayable start of a key: the prefix and the first 4 characters of the random part. */

@@ -33,8 +33,10 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
       await s.exec(script);
     },
     async copyCsv(target: string, csv: string | Uint8Array): Promise<void> {
-      // PGlite reads COPY ... FROM '/dev/blob' from the query's blob.
-      await s.query(`copy ${target} from '/dev/blob' with (format csv)`, [], {
+      // PGlite reads COPY ... FROM '/dev/blob' from the statement's blob. `exec` sends it as
+      // one simple-protocol message instead of the five of an extended query (parse, bind,
+      // describe, execute, sync), each a call into PostgreSQL on the server's thread.
+      await s.exec(`copy ${target} from '/dev/blob' with (format csv)`, {
         blob: new Blob([csv as string | Uint8Array<ArrayBuffer>]),
       });
     },
