@@ -18,7 +18,7 @@ import { openPglite } from "../dist/src/storage/pglite.js";
 const EVENTS = 5_000;
 const ROUNDS = 12;
 const WARMUP = 2;
-const SLICES = [50, 100, 200];
+const SLICES = (process.env.SLICES ?? "50,100,200").split(",").map(Number);
 
 const round = (x) => Math.round(x * 100) / 100;
 const median = (xs) => xs.toSorted((a, b) => a - b)[xs.length >> 1];

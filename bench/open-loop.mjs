@@ -13,7 +13,9 @@
 // Every answer is checked: HTTP 200 and `data.code` counted by value.
 //
 //   node bench/open-loop.mjs '<json config>'   prints one JSON line with the results
+//   node bench/open-loop.mjs spin <seconds>     the spinning side of preemptionProbe
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -278,8 +280,97 @@ export function spawnLoad(config, { cpu, timeoutMs = 30 * 60_000 } = {}) {
   });
 }
 
+/** CPU time (user + system, all threads, ms) and involuntary context switches of a process. */
+function processUsage(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  let preempted = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
+      preempted += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  const ticks = 1000 / 100; // USER_HZ is 100 on Linux
+  return { cpuMs: (Number(stat[11]) + Number(stat[12])) * ticks, preempted };
+}
+
+/**
+ * `spawnLoad` against the server process `pid`, adding what the server spent: CPU time per
+ * request (warm-up included, as the CPU counters are) and how often the kernel took its core
+ * away (involuntary context switches). At a fixed rate the CPU per request compares two
+ * servers without the load generator's share of the machine in the figure.
+ */
+export async function spawnLoadOn(pid, config, options) {
+  const before = processUsage(pid);
+  const r = await spawnLoad(config, options);
+  const after = processUsage(pid);
+  const requests = r.sent + Math.round(config.rate * (config.warmupSeconds ?? 3));
+  return {
+    ...r,
+    server: {
+      cpuUsPerRequest: Math.round((1000 * (after.cpuMs - before.cpuMs)) / requests),
+      involuntarySwitches: after.preempted - before.preempted,
+    },
+  };
+}
+
+/**
+ * What this machine itself does to a busy core: a process spinning on `cpu` (while another
+ * spins on `other`, as the generator does) for `seconds`, counting the gaps between two reads
+ * of the clock, which are the times the kernel ran something else on that core.
+ */
+export function preemptionProbe({ cpu = 0, other = 1, seconds = 10 } = {}) {
+  const run = (core) =>
+    new Promise((resolve, reject) => {
+      const child = spawn(
+        "taskset",
+        [
+          "-c",
+          String(core),
+          process.execPath,
+          fileURLToPath(import.meta.url),
+          "spin",
+          String(seconds),
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let out = "";
+      child.stdout.on("data", (c) => {
+        out += c;
+      });
+      child.once("exit", (code) =>
+        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`spin exited with ${code}`)),
+      );
+    });
+  return Promise.all([run(cpu), run(other)]).then(([probe]) => ({ cpu, ...probe }));
+}
+
+/** The spinning side of preemptionProbe. */
+function spin(seconds) {
+  const over = { 0.5: 0, 1: 0, 2: 0, 5: 0 };
+  let lostMs = 0;
+  let maxMs = 0;
+  const end = performance.now() + seconds * 1000;
+  for (let last = performance.now(); last < end; ) {
+    const now = performance.now();
+    const gap = now - last;
+    if (gap > 0.5) {
+      lostMs += gap;
+      maxMs = Math.max(maxMs, gap);
+      for (const k of Object.keys(over)) if (gap > Number(k)) over[k]++;
+    }
+    last = now;
+  }
+  return { seconds, gapsOverMs: over, lostMs: round(lostMs, 1), maxGapMs: round(maxMs) };
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const config = JSON.parse(process.argv[2] ?? "{}");
-  const r = await (config.mode === "closed" ? runClosed(config) : runOpen(config));
-  console.log(JSON.stringify(r));
+  if (process.argv[2] === "spin") console.log(JSON.stringify(spin(Number(process.argv[3]))));
+  else {
+    const config = JSON.parse(process.argv[2] ?? "{}");
+    const r = await (config.mode === "closed" ? runClosed(config) : runOpen(config));
+    console.log(JSON.stringify(r));
+  }
 }

@@ -52,7 +52,7 @@ import {
   VerifyKeyResponseSchema,
 } from "../dist/gen/latchkey/v2/keys_pb.js";
 import { loadGrpc, loadHttp, loadHttpNative, profileByModule, profileTop, start } from "./lib.mjs";
-import { spawnLoad } from "./open-loop.mjs";
+import { preemptionProbe, spawnLoad, spawnLoadOn } from "./open-loop.mjs";
 
 const env = process.env;
 const num = (name, dflt) => Number(env[name] ?? dflt);
@@ -754,7 +754,8 @@ async function openLoopLatchkey({ label, extraEnv = {}, databaseUrl, loadSeconds
       check((await verifyJson(lk.base, key)).code === "VALID", `${label}: first answer`);
       const before = await metrics(lk.base);
       const r = await measure(() =>
-        spawnLoad(
+        spawnLoadOn(
+          lk.pid,
           {
             url: `${lk.base}/v2/keys.verifyKey`,
             rate: openLoopRate,
@@ -773,7 +774,8 @@ async function openLoopLatchkey({ label, extraEnv = {}, databaseUrl, loadSeconds
       console.log(
         `${label}: ${openLoopRate} req/s for ${loadSeconds} s: p50 ${r.p50Ms} p90 ${r.p90Ms}` +
           ` p99 ${r.p99Ms} p99.9 ${r.p999Ms} max ${r.maxMs} ms; achieved ${r.achievedRate} req/s,` +
-          ` errors ${r.errors + r.non2xx}, generator send lag p99 ${r.sendLag.p99Ms} ms`,
+          ` errors ${r.errors + r.non2xx}, generator send lag p99 ${r.sendLag.p99Ms} ms;` +
+          ` server CPU ${r.server.cpuUsPerRequest} us/request, preempted ${r.server.involuntarySwitches} times`,
       );
       return { storage: databaseUrl ? "postgresql" : "pglite", env: extraEnv, ...r };
     } finally {
@@ -828,7 +830,8 @@ async function partOpenLoop() {
   );
   try {
     out.bareHttp = await measure(() =>
-      spawnLoad(
+      spawnLoadOn(
+        bare.child.pid,
         {
           url: `http://127.0.0.1:${bare.match[1]}/`,
           rate: openLoopRate,
@@ -846,7 +849,18 @@ async function partOpenLoop() {
   }
   const f = out.bareHttp;
   console.log(
-    `bare node:http (floor, ${bareSeconds} s): p50 ${f.p50Ms} p99 ${f.p99Ms} p99.9 ${f.p999Ms} max ${f.maxMs} ms`,
+    `bare node:http (floor, ${bareSeconds} s): p50 ${f.p50Ms} p99 ${f.p99Ms} p99.9 ${f.p999Ms} max ${f.maxMs} ms;` +
+      ` server CPU ${f.server.cpuUsPerRequest} us/request, preempted ${f.server.involuntarySwitches} times`,
+  );
+  out.cpuPerRequestRatio = round(f.server.cpuUsPerRequest / out.latchkey.server.cpuUsPerRequest);
+  // The machine's own floor: a process that does nothing but spin on the server's core, while
+  // another spins on the generator's, loses its core to the kernel and the other services now
+  // and then; a request in flight then waits as long.
+  out.preemption = await preemptionProbe({ cpu: 0, other: 1, seconds: 10 });
+  const p = out.preemption;
+  console.log(
+    `preemption of a spinning process on core 0 (10 s): ${p.gapsOverMs[1]} gaps over 1 ms,` +
+      ` ${p.gapsOverMs[2]} over 2 ms, longest ${p.maxGapMs} ms, ${p.lostMs} ms lost`,
   );
   return out;
 }
@@ -1292,6 +1306,12 @@ if (report.propagation?.maxMs !== undefined) {
 if (report["open-loop"]?.latchkey) {
   const o = report["open-loop"].latchkey;
   target(`open loop ${openLoopRate} req/s p99 < 2 ms`, o.p99Ms, o.p99Ms < 2);
+  const ol = report["open-loop"];
+  console.log(
+    `  (bare node:http on the same schedule: p99 ${ol.bareHttp?.p99Ms} ms; server CPU per request` +
+      ` bare / Latchkey ${ol.cpuPerRequestRatio}; a spinning process on the server's core had` +
+      ` ${ol.preemption?.gapsOverMs[2]} gaps over 2 ms in 10 s)`,
+  );
 }
 if (report.credits?.ratio !== undefined) {
   target("credits / no credits rate >= 0.3", report.credits.ratio, report.credits.ratio >= 0.3);
