@@ -15,9 +15,9 @@
 //   node bench/open-loop.mjs '<json config>'   prints one JSON line with the results
 //   node bench/open-loop.mjs spin <seconds>     the spinning side of preemptionProbe
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { processUsage } from "./proc.mjs";
 
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -255,18 +255,21 @@ export function runClosed(config) {
   });
 }
 
-/**
- * Runs this file as a separate process (pinned to `cpu` with taskset when given) and
- * resolves with its JSON result. `timeoutMs` bounds the run.
- */
+/** Runs the load of `config` as a process of its own (see runSelf) and resolves with its result. */
 export function spawnLoad(config, { cpu, timeoutMs = 30 * 60_000 } = {}) {
-  const self = fileURLToPath(import.meta.url);
-  const [bin, args] =
-    cpu === undefined
-      ? [process.execPath, [self, JSON.stringify(config)]]
-      : ["taskset", ["-c", String(cpu), process.execPath, self, JSON.stringify(config)]];
+  return runSelf([JSON.stringify(config)], { cpu, timeoutMs });
+}
+
+/**
+ * Runs this file with `args` as a process of its own, pinned to `cpu` with taskset when given,
+ * and resolves with the JSON of its last line of output. `timeoutMs` bounds the run.
+ */
+function runSelf(args, { cpu, timeoutMs = 30 * 60_000 } = {}) {
+  const node = [process.execPath, fileURLToPath(import.meta.url), ...args];
+  const [bin, argv] =
+    cpu === undefined ? [node[0], node.slice(1)] : ["taskset", ["-c", String(cpu), ...node]];
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(bin, argv, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (c) => {
       out += c;
@@ -279,22 +282,6 @@ export function spawnLoad(config, { cpu, timeoutMs = 30 * 60_000 } = {}) {
       resolve(JSON.parse(line));
     });
   });
-}
-
-/** CPU time (user + system, all threads, ms) and involuntary context switches of a process. */
-function processUsage(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  let preempted = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
-      preempted += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  const ticks = 1000 / 100; // USER_HZ is 100 on Linux
-  return { cpuMs: (Number(stat[11]) + Number(stat[12])) * ticks, preempted };
 }
 
 /**
@@ -322,30 +309,10 @@ export async function spawnLoadOn(pid, config, options) {
  * spins on `other`, as the generator does) for `seconds`, counting the gaps between two reads
  * of the clock, which are the times the kernel ran something else on that core.
  */
-export function preemptionProbe({ cpu = 0, other = 1, seconds = 10 } = {}) {
-  const run = (core) =>
-    new Promise((resolve, reject) => {
-      const child = spawn(
-        "taskset",
-        [
-          "-c",
-          String(core),
-          process.execPath,
-          fileURLToPath(import.meta.url),
-          "spin",
-          String(seconds),
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
-      let out = "";
-      child.stdout.on("data", (c) => {
-        out += c;
-      });
-      child.once("exit", (code) =>
-        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`spin exited with ${code}`)),
-      );
-    });
-  return Promise.all([run(cpu), run(other)]).then(([probe]) => ({ cpu, ...probe }));
+export async function preemptionProbe({ cpu = 0, other = 1, seconds = 10 } = {}) {
+  const run = (core) => runSelf(["spin", String(seconds)], { cpu: core });
+  const [probe] = await Promise.all([run(cpu), run(other)]);
+  return { cpu, ...probe };
 }
 
 /** The spinning side of preemptionProbe. */

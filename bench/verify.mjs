@@ -53,6 +53,7 @@ import {
 } from "../dist/gen/latchkey/v2/keys_pb.js";
 import { loadGrpc, loadHttp, loadHttpNative, profileByModule, profileTop, start } from "./lib.mjs";
 import { preemptionProbe, spawnLoad, spawnLoadOn } from "./open-loop.mjs";
+import { readStat, TICKS_PER_SECOND } from "./proc.mjs";
 
 const env = process.env;
 const num = (name, dflt) => Number(env[name] ?? dflt);
@@ -103,23 +104,7 @@ function check(ok, what) {
 // ---------------------------------------------------------------------------------------------
 // The machine is shared: other processes' CPU during a measurement, and waiting for quiet.
 
-const TICKS_PER_SECOND = 100;
 const ourDatabases = new Set();
-
-function readStat(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // f[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
-    return {
-      ppid: Number(f[1]),
-      ticks: Number(f[11]) + Number(f[12]),
-      childTicks: Number(f[13]) + Number(f[14]),
-    };
-  } catch {
-    return null;
-  }
-}
 
 /** Busy ticks of the whole machine, and of this process tree plus our PostgreSQL backends. */
 function cpuSnapshot() {
