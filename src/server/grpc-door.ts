@@ -1,16 +1,11 @@
 import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
-import {
-  type ConnectError,
-  createContextValues,
-  type Interceptor,
-  type ServiceImplSpec,
-} from "@connectrpc/connect";
+import type { ConnectError, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 import { newId } from "../domain/ids.js";
 import { errors } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
-import { type Call, setCall } from "../services/call.js";
+import { type Call, callValues } from "../services/call.js";
 import { toServiceError } from "./interceptors/request-context.js";
 import { bindUnary, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
@@ -85,7 +80,7 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
       requestMethod: "POST",
       url: path,
       header: headersOf(call.metadata),
-      values: setCall(createContextValues(), state),
+      values: callValues(state),
     };
     if (UNDECODABLE in call.request) {
       // grpc-js would answer a throwing deserializer with INTERNAL; the caller sent bad bytes.

@@ -1,10 +1,10 @@
 import { create, type Message } from "@bufbuild/protobuf";
-import { createContextValues, type Interceptor, type ServiceImplSpec } from "@connectrpc/connect";
+import type { Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import { newId } from "../domain/ids.js";
 import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
-import { type Call, setCall } from "../services/call.js";
+import { type Call, callValues } from "../services/call.js";
 import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
 import { errorType, toServiceError } from "./interceptors/request-context.js";
@@ -34,6 +34,7 @@ export interface JsonDoorOptions {
 const LIVENESS_PATH = "/v2/liveness";
 
 function isJsonContentType(value: string | undefined): boolean {
+  if (value === "application/json") return true;
   if (!value) return false;
   const type = value.split(";", 1)[0]?.trim().toLowerCase();
   return type === "application/json";
@@ -86,7 +87,9 @@ export function createJsonDoor(opts: JsonDoorOptions) {
 
   return async function handleJson(req: NodeRequest, res: NodeResponse): Promise<void> {
     const started = performance.now();
-    const path = (req.url ?? "/").split("?", 1)[0] as string;
+    const url = req.url ?? "/";
+    const query = url.indexOf("?");
+    const path = query < 0 ? url : url.slice(0, query);
     const call: Call = { requestId: newId("req"), door: "json", baseUrl: baseUrlOf(req) };
     const route = routes.get(path);
     const procedure = route ? route.procedure : "unknown";
@@ -119,7 +122,7 @@ export function createJsonDoor(opts: JsonDoorOptions) {
           requestMethod: req.method ?? "POST",
           url: path,
           header: LiteHeaders.fromNode(req.headers),
-          values: setCall(createContextValues(), call),
+          values: callValues(call),
         },
         message,
       );

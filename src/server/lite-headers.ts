@@ -6,61 +6,84 @@
  */
 export class LiteHeaders {
   private readonly map = new Map<string, string>();
+  /**
+   * Node's header record this bag reads through until its first change: most calls read one
+   * or two headers, so copying every header into the Map up front was wasted work.
+   */
+  private raw: Record<string, string | string[] | undefined> | undefined;
 
   /** Headers from a Node header record; HTTP/2 pseudo-headers (`:path`) are left out. */
   static fromNode(raw: Record<string, string | string[] | undefined>): LiteHeaders {
     const h = new LiteHeaders();
-    for (const name in raw) {
-      const v = raw[name];
-      if (v === undefined || name.charCodeAt(0) === 58) continue;
-      h.map.set(name, Array.isArray(v) ? v.join(", ") : v);
-    }
+    h.raw = raw;
     return h;
   }
 
   get(name: string): string | null {
-    return this.map.get(name.toLowerCase()) ?? null;
+    const key = name.toLowerCase();
+    if (this.raw === undefined) return this.map.get(key) ?? null;
+    return key.charCodeAt(0) === 58 ? null : joined(this.raw[key]);
   }
   has(name: string): boolean {
-    return this.map.has(name.toLowerCase());
+    return this.get(name) !== null;
   }
   set(name: string, value: string): void {
-    this.map.set(name.toLowerCase(), String(value));
+    this.own().set(name.toLowerCase(), String(value));
   }
   append(name: string, value: string): void {
     const key = name.toLowerCase();
-    const prev = this.map.get(key);
-    this.map.set(key, prev === undefined ? String(value) : `${prev}, ${value}`);
+    const map = this.own();
+    const prev = map.get(key);
+    map.set(key, prev === undefined ? String(value) : `${prev}, ${value}`);
   }
   delete(name: string): void {
-    this.map.delete(name.toLowerCase());
+    this.own().delete(name.toLowerCase());
   }
   getSetCookie(): string[] {
-    const v = this.map.get("set-cookie");
-    return v === undefined ? [] : [v];
+    const v = this.get("set-cookie");
+    return v === null ? [] : [v];
   }
   forEach(fn: (value: string, key: string, parent: Headers) => void): void {
-    for (const [k, v] of this.map) fn(v, k, this as unknown as Headers);
+    for (const [k, v] of this.own()) fn(v, k, this as unknown as Headers);
   }
   entries(): IterableIterator<[string, string]> {
-    return this.map.entries();
+    return this.own().entries();
   }
   keys(): IterableIterator<string> {
-    return this.map.keys();
+    return this.own().keys();
   }
   values(): IterableIterator<string> {
-    return this.map.values();
+    return this.own().values();
   }
   [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.map.entries();
+    return this.own().entries();
   }
   /** The headers as a plain record, for writing a Node response. */
   toRecord(): Record<string, string> {
-    return Object.fromEntries(this.map);
+    return Object.fromEntries(this.own());
+  }
+
+  /** The Map of the headers, copied from Node's record on first use. */
+  private own(): Map<string, string> {
+    const raw = this.raw;
+    if (raw !== undefined) {
+      this.raw = undefined;
+      for (const name in raw) {
+        const v = joined(raw[name]);
+        if (v !== null && name.charCodeAt(0) !== 58) this.map.set(name, v);
+      }
+    }
+    return this.map;
   }
 
   /** This bag typed as fetch Headers, for Connect's interfaces. */
   asHeaders(): Headers {
     return this as unknown as Headers;
   }
+}
+
+/** A Node header value as one string (repeated headers joined with ", "). */
+function joined(v: string | string[] | undefined): string | null {
+  if (v === undefined) return null;
+  return Array.isArray(v) ? v.join(", ") : v;
 }

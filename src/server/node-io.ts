@@ -59,10 +59,11 @@ export function sendJson(
   headers: Record<string, string> = {},
 ): void {
   const text = JSON.stringify(body);
-  (res as ServerResponse).writeHead(status, {
+  const all: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),
-    ...headers,
-  });
+  };
+  for (const name in headers) all[name] = headers[name] as string;
+  (res as ServerResponse).writeHead(status, all);
   res.end(text);
 }

@@ -1,6 +1,9 @@
-import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { ErrorDetailSchema, ResponseMetaSchema } from "../../../gen/latchkey/v2/common_pb.js";
+import {
+  ErrorDetailSchema,
+  type ResponseMeta,
+  ResponseMetaSchema,
+} from "../../../gen/latchkey/v2/common_pb.js";
 import { errorTypeUrl } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
 import type { Logger } from "../../log.js";
@@ -48,9 +51,12 @@ export function requestContextInterceptor(
     try {
       const res = await next(req);
       if (!res.stream && req.method.output.field.meta) {
-        (res.message as { meta?: unknown }).meta = create(ResponseMetaSchema, {
+        // The message create() would make, without its walk over the schema's fields.
+        const meta: ResponseMeta = {
+          $typeName: ResponseMetaSchema.typeName,
           requestId: call.requestId,
-        });
+        };
+        (res.message as { meta?: unknown }).meta = meta;
       }
       res.header.set("x-request-id", call.requestId);
       const seconds = (performance.now() - started) / 1000;

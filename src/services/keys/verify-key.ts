@@ -182,6 +182,6 @@ function answer(
     spentCredits,
     requestId: call.requestId,
   });
-  deps.metrics.verifications.inc({ code });
+  deps.metrics.verified(code);
   return { data };
 }
