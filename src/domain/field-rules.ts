@@ -172,5 +172,6 @@ export function findUnsafeNumber(value: unknown, pointer: string): string | unde
 
 /** Escapes one JSON Pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`). */
 export function escapePointer(token: string): string {
+  if (!token.includes("~") && !token.includes("/")) return token;
   return token.replace(/~/g, "~0").replace(/\//g, "~1");
 }

@@ -7,6 +7,9 @@ interface Counter {
   count: number;
 }
 
+/** A counter per name and window length: changing a duration starts a separate counter. */
+const counterKey = (c: LimitCheck) => `${c.counter}|${c.durationMs}`;
+
 /** Expired counters are swept when the map grows past this many entries, and every minute. */
 const SWEEP_THRESHOLD = 100_000;
 
@@ -26,19 +29,23 @@ export class MemoryLimiter implements Limiter {
   async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {
     const states = checks.map((check) => {
       const w = windowAt(now, check.durationMs);
-      const entry = this.counters.get(`${check.counter}|${check.durationMs}`);
+      const key = counterKey(check);
+      const entry = this.counters.get(key);
       const current = entry && entry.windowStart === w.start ? entry.count : 0;
-      return { check, reset: w.reset, current, windowStart: w.start };
+      return { check, reset: w.reset, current, windowStart: w.start, key, entry };
     });
     const decision = decideAll(states);
     if (decision.success) {
       for (const s of states) {
         if (s.check.cost === 0) continue;
-        this.counters.set(`${s.check.counter}|${s.check.durationMs}`, {
-          windowStart: s.windowStart,
-          reset: s.reset,
-          count: s.current + s.check.cost,
-        });
+        const count = s.current + s.check.cost;
+        // In place when the counter exists: a new object per decision in this long-lived Map
+        // would be old-generation garbage, the kind that brings full collections.
+        if (s.entry) {
+          s.entry.windowStart = s.windowStart;
+          s.entry.reset = s.reset;
+          s.entry.count = count;
+        } else this.counters.set(s.key, { windowStart: s.windowStart, reset: s.reset, count });
       }
     }
     if (this.counters.size > SWEEP_THRESHOLD) this.sweep(now);
@@ -47,7 +54,7 @@ export class MemoryLimiter implements Limiter {
 
   async refund(checks: readonly LimitCheck[], now: number): Promise<void> {
     for (const c of checks) {
-      const entry = this.counters.get(`${c.counter}|${c.durationMs}`);
+      const entry = this.counters.get(counterKey(c));
       if (entry && entry.windowStart === windowAt(now, c.durationMs).start) {
         entry.count = Math.max(0, entry.count - c.cost);
       }

@@ -7,7 +7,7 @@ import type {
 import { applyRefill, latestRefillBoundary } from "../../domain/credits.js";
 import { hashKey } from "../../domain/key-material.js";
 import { parseQuery, type Query, QuerySyntaxError } from "../../domain/permission-query.js";
-import { planLimits } from "../../domain/ratelimit-plan.js";
+import { type PlannedLimit, planLimits, type RequestedLimit } from "../../domain/ratelimit-plan.js";
 import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root-permissions.js";
 import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
 import { errors } from "../../errors/service-error.js";
@@ -54,24 +54,13 @@ export async function verifyKey(
   if (status)
     return answer(deps, call, req, record, status, 0, keyData(record, status, balance, []));
   // 5. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
-  const plan = planLimits(
-    record.keyRatelimits,
-    record.identityRatelimits,
-    requestedLimits(req),
-    record.id,
-    record.identityId,
-  );
+  const plan = limitPlan(record, req);
   if (plan.unknown !== undefined)
     throw errors.preconditionFailed(unknownLimit(plan.unknown, record));
-  const checks: LimitCheck[] = plan.planned.map((p) => ({
-    counter: counterName(record.workspaceId, p.scope, p.owner, p.name),
-    limit: p.limit,
-    durationMs: p.durationMs,
-    cost: p.cost,
-  }));
+  const { planned, checks } = plan;
   const decision =
     checks.length > 0 ? await deps.limiter.check(checks, now) : { success: true, outcomes: [] };
-  const limits = plan.planned.map((p, i) =>
+  const limits = planned.map((p, i) =>
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
   if (!decision.success) {
@@ -142,7 +131,47 @@ function parseOrThrow(permissions: string): Query {
   }
 }
 
-function requestedLimits(req: VerifyKeyRequest) {
+type LimitPlan =
+  | { planned: PlannedLimit[]; checks: LimitCheck[]; unknown?: undefined }
+  | { unknown: string; planned?: undefined; checks?: undefined };
+
+/**
+ * The plans of requests that name no limit, by key record: they depend on the record alone
+ * (a change to the key's or identity's limits replaces the record), and this is the common
+ * call. The limiter and the answer only read them.
+ */
+const autoPlans = new WeakMap<KeyRecordRow, LimitPlan>();
+
+/** The limits this verification evaluates, with the counters they spend from. */
+function limitPlan(record: KeyRecordRow, req: VerifyKeyRequest): LimitPlan {
+  if (req.ratelimits.length > 0) return planFor(record, requestedLimits(req));
+  let plan = autoPlans.get(record);
+  if (!plan) {
+    plan = planFor(record, []);
+    autoPlans.set(record, plan);
+  }
+  return plan;
+}
+
+function planFor(record: KeyRecordRow, requested: RequestedLimit[]): LimitPlan {
+  const plan = planLimits(
+    record.keyRatelimits,
+    record.identityRatelimits,
+    requested,
+    record.id,
+    record.identityId,
+  );
+  if (plan.unknown !== undefined) return plan;
+  const checks = plan.planned.map((p) => ({
+    counter: counterName(record.workspaceId, p.scope, p.owner, p.name),
+    limit: p.limit,
+    durationMs: p.durationMs,
+    cost: p.cost,
+  }));
+  return { planned: plan.planned, checks };
+}
+
+function requestedLimits(req: VerifyKeyRequest): RequestedLimit[] {
   return req.ratelimits.map((r) => ({
     name: r.name,
     cost: r.cost === undefined ? undefined : Number(r.cost),

@@ -43,6 +43,22 @@ export function limitResult(p: PlannedLimit, o: LimitOutcome) {
 }
 
 /**
+ * The `identity` blocks of key records, by record: they depend on the record alone (a change
+ * replaces the record), and create() copies them into each answer without changing them.
+ */
+const identities = new WeakMap<KeyRecordRow, Data["identity"] | null>();
+
+function identityBlock(r: KeyRecordRow): Data["identity"] | null {
+  let block = identities.get(r);
+  if (block === undefined) {
+    block =
+      identityOf(r, visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits)).identity ?? null;
+    identities.set(r, block);
+  }
+  return block;
+}
+
+/**
  * The answer for a key that exists: the outcome and the key's fields (empty ones omitted),
  * `credits` the balance to report (undefined for an unlimited key), `limits` the rate
  * limits evaluated, if that step ran.
@@ -53,18 +69,25 @@ export function keyData(
   credits: number | null,
   limits: ReturnType<typeof limitResult>[],
 ): Data {
-  return {
+  const data: Data = {
     valid: code === "VALID",
     code: CODES[code],
     keyId: r.id,
-    ...(r.name !== null ? { name: r.name } : {}),
-    ...(r.meta && Object.keys(r.meta).length > 0 ? { meta: r.meta } : {}),
-    ...(r.expiresAt !== null ? { expires: BigInt(r.expiresAt) } : {}),
-    ...(credits !== null ? { credits: BigInt(credits) } : {}),
     enabled: r.enabled,
     permissions: r.permissions,
     roles: r.roles,
-    ...identityOf(r, visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits)),
     ratelimits: limits,
   };
+  if (r.name !== null) data.name = r.name;
+  if (r.meta && hasKeys(r.meta)) data.meta = r.meta;
+  if (r.expiresAt !== null) data.expires = BigInt(r.expiresAt);
+  if (credits !== null) data.credits = BigInt(credits);
+  const identity = identityBlock(r);
+  if (identity !== null) data.identity = identity;
+  return data;
+}
+
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
 }

@@ -320,6 +320,35 @@ describe.each(DOORS)("keys.verifyKey via %s", (door) => {
   });
 
   describe("changes take effect at once", () => {
+    it("new limits of the key and of its identity apply to the next verification", async () => {
+      // A request naming no limit evaluates a plan kept per cached record: it must follow
+      // every change of the limits, the key's and the identity's.
+      const { id: identityId, externalId } = await s.seed.identity();
+      const k = await s.seed.key({
+        externalId,
+        ratelimits: [{ name: "calls", limit: 10, duration: HOUR, autoApply: true }],
+      });
+      const limits = async () =>
+        (await verify(door, { key: k.key })).data.ratelimits.map(
+          (r: { name: string; limit: number }) => `${r.name}:${r.limit}`,
+        );
+      expect(await limits()).toEqual(["calls:10"]);
+      await s.call("json", "keys.updateKey", {
+        keyId: k.keyId,
+        ratelimits: [{ name: "calls", limit: 2, duration: HOUR, autoApply: true }],
+      });
+      expect(await limits()).toEqual(["calls:2"]);
+      await s.call("json", "identities.updateIdentity", {
+        identity: identityId,
+        ratelimits: [{ name: "team", limit: 7, duration: HOUR, autoApply: true }],
+      });
+      expect((await limits()).sort()).toEqual(["calls:2", "team:7"]);
+      const identity = (await verify(door, { key: k.key })).data.identity;
+      expect(identity.ratelimits).toMatchObject([{ name: "team", limit: 7 }]);
+      await s.call("json", "keys.updateKey", { keyId: k.keyId, ratelimits: [] });
+      expect(await limits()).toEqual(["team:7"]);
+    });
+
     it("an expired key updated with expires: null verifies again; a disabled key stops at once", async () => {
       const k = await s.seed.key({ expires: 1 });
       expect((await verify(door, { key: k.key })).data.code).toBe("EXPIRED");
