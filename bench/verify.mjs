@@ -5,7 +5,8 @@
 //
 //   door         cached key with one auto-applied rate limit, on PGlite: /v2 JSON door (autocannon
 //                50 connections and h2load --h1 50) vs bare node:http, gRPC (grpc-js door, h2load
-//                10 x 10 streams) vs bare grpc-js; ratios (target >= 0.5), CPU profile when below
+//                10 x 10 streams) vs bare grpc-js; ratios (target >= 0.5); when below, CPU
+//                profiles and the /v2 door again with events dropped and on PostgreSQL
 //   propagation  two processes on one PostgreSQL database (CACHE_TTL_MS=30000): B has a key
 //                cached, A disables it; ms from A's answer until B answers DISABLED (target < 1 s)
 //   open-loop    fixed 5,000 req/s on the /v2 door (cached key, PGlite), server on core 0 and the
@@ -542,12 +543,27 @@ async function partDoor() {
         ` ${out.ratios.jsonDoorEventsOffOfBareHttp} / ${out.ratios.jsonDoorEventsOffOfBareHttpNative}`,
     );
     out.profileJsonEventsOff = await profileDoor("json", { EVENT_BUFFER_SIZE: "1" });
+    // And on PostgreSQL, the production storage: the events are written by the database's
+    // own process (which shares this machine's two cores with the server and the load).
+    out.jsonDoorPostgres = await withDatabase((db) => jsonDoorOnly({ DATABASE_URL: db.url }));
+    out.ratios.jsonDoorPostgresOfBareHttp = round(out.jsonDoorPostgres.rps / out.bareHttp.rps);
+    out.ratios.jsonDoorPostgresOfBareHttpNative = round(
+      out.jsonDoorPostgres.native.rps / out.bareHttpNative.rps,
+    );
+    console.log(
+      `on PostgreSQL: ${out.jsonDoorPostgres.rps} req/s (autocannon),` +
+        ` ${out.jsonDoorPostgres.native.rps} (h2load --h1): ratios` +
+        ` ${out.ratios.jsonDoorPostgresOfBareHttp} / ${out.ratios.jsonDoorPostgresOfBareHttpNative}`,
+    );
   }
   if (grpcLow || alwaysProfile) out.profileGrpc = await profileDoor("grpc");
   return out;
 }
 
-/** The /v2 door alone on a fresh PGlite Latchkey with `extraEnv` (autocannon, then h2load). */
+/**
+ * The /v2 door alone on a fresh Latchkey with `extraEnv` (autocannon, then h2load): PGlite in a
+ * new data directory unless `extraEnv` names a DATABASE_URL.
+ */
 async function jsonDoorOnly(extraEnv) {
   const dataDir = mkdtempSync(join(tmpdir(), "latchkey-bench-verify-"));
   try {
