@@ -82,8 +82,11 @@ export class LiteHeaders {
   }
 }
 
-/** A Node header value as one string (repeated headers joined with ", "). */
-function joined(v: string | string[] | undefined): string | null {
-  if (v === undefined) return null;
-  return Array.isArray(v) ? v.join(", ") : v;
+/**
+ * A Node header value as one string (repeated headers joined with ", "). Node's record is a
+ * plain object, so a name like `constructor` finds an inherited function: not a header.
+ */
+function joined(v: unknown): string | null {
+  if (typeof v === "string") return v;
+  return Array.isArray(v) ? v.join(", ") : null;
 }

@@ -18,6 +18,10 @@ describe("LiteHeaders.fromNode", () => {
     expect(h.get("empty")).toBeNull();
     expect(h.has("AUTHORIZATION")).toBe(true);
     expect(h.has("cookie")).toBe(false);
+    // Node's record is a plain object: inherited names are not headers.
+    expect(h.get("constructor")).toBeNull();
+    expect(h.get("__proto__")).toBeNull();
+    expect(h.has("toString")).toBe(false);
   });
 
   it("iterates the same headers a copy would hold", () => {
