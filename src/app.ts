@@ -93,11 +93,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
         maxBytes: config.eventBufferBytes,
         flushIntervalMs: config.eventFlushIntervalMs,
         batchSize: 10_000,
-        // On PGlite a 200-row COPY holds the thread ~0.7 ms. In the server at 5,000 req/s
-        // (open loop, 20 s runs interleaved on 2026-11-24) 200-row slices gave a lower p99 than
-        // 100-row ones in 5 pairs of 5 (median 1.79 against 2.25 ms) and less CPU per request;
-        // 50 and 25 rows, and 400, were worse.
-        sliceSize: 200,
+        // On PGlite a 100-row COPY holds the thread ~1 ms; per 5,000 events, 100-row slices
+        // take 45 ms of it against 52 ms for 50-row ones (200: 37 ms, but 1.6 ms stalls).
+        sliceSize: 100,
       },
       log,
     );
