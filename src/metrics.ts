@@ -126,30 +126,16 @@ export class CallHistogram {
     for (const byDoor of this.series.values()) {
       for (const byStatus of byDoor.values()) {
         for (const s of byStatus.values()) {
+          const line = (labels: Record<string, string | number>, value: number, name: string) =>
+            values.push({ labels, sharedLabels: s.labels, value, metricName: name });
           let acc = 0;
           this.bounds.forEach((le, i) => {
             acc += s.counts[i] as number;
-            values.push({ labels: { le }, sharedLabels: s.labels, value: acc, metricName: bucket });
+            line({ le }, acc, bucket);
           });
-          const shared = s.labels;
-          values.push({
-            labels: { le: "+Inf" },
-            sharedLabels: shared,
-            value: s.count,
-            metricName: bucket,
-          });
-          values.push({
-            labels: {},
-            sharedLabels: shared,
-            value: s.sum,
-            metricName: `${this.name}_sum`,
-          });
-          values.push({
-            labels: {},
-            sharedLabels: shared,
-            value: s.count,
-            metricName: `${this.name}_count`,
-          });
+          line({ le: "+Inf" }, s.count, bucket);
+          line({}, s.sum, `${this.name}_sum`);
+          line({}, s.count, `${this.name}_count`);
         }
       }
     }

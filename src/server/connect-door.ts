@@ -1,13 +1,7 @@
-import {
-  type ConnectRouter,
-  createContextValues,
-  type Interceptor,
-  type ServiceImplSpec,
-} from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newId } from "../domain/ids.js";
-import type { Door } from "../services/call.js";
-import { setCall } from "../services/call.js";
+import { callValues, type Door } from "../services/call.js";
 import { baseUrlOf, type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
 
 /** What the Connect door needs. */
@@ -44,7 +38,7 @@ export function createConnectDoor(opts: ConnectDoorOptions) {
     jsonOptions: { ignoreUnknownFields: false },
     shutdownSignal: opts.shutdownSignal,
     contextValues: (req: NodeRequest) =>
-      setCall(createContextValues(), {
+      callValues({
         requestId: newId("req"),
         door: doorOf(req.headers["content-type"]),
         baseUrl: baseUrlOf(req),

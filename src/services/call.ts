@@ -29,11 +29,6 @@ export interface Call {
 
 const callKey = createContextKey<Call | undefined>(undefined, { description: "latchkey call" });
 
-/** Attaches a call to context values. */
-export function setCall(values: ContextValues, call: Call): ContextValues {
-  return values.set(callKey, call);
-}
-
 /**
  * Context values as Connect's createContextValues makes them, with methods on a prototype
  * instead of three new functions per call (the doors make one per request).
@@ -53,7 +48,7 @@ class Values implements ContextValues {
   }
 }
 
-/** New context values holding a call. */
+/** New context values holding a call; every door makes one per request. */
 export function callValues(call: Call): ContextValues {
   return new Values().set(callKey, call);
 }
