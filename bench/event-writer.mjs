@@ -1,12 +1,15 @@
-// The event writer on PGlite, alone: how long recording and flushing 5,000 verification
-// events hold the thread, and the longest the event loop waits between two turns during a
-// flush (what a request arriving then would wait). PGlite runs on the server's thread, so
-// this is the cost the open-loop benchmark sees as latency, without the noise of HTTP.
+// The event writer alone: how long recording and flushing 5,000 verification events take,
+// and the longest the event loop waits between two turns during a flush (what a request
+// arriving then would wait). PGlite runs on the server's thread, so there this is the cost the
+// open-loop benchmark sees as latency, without the noise of HTTP. On PostgreSQL the flush time
+// says whether the writer keeps up with the verifications (5,000 a second in the open loop).
 //
 //   npm run bench -- event-writer          (uses dist/: run `npm run build` first)
 //
 // For each slice size (rows per statement): 12 rounds of record 5,000 + flush on a PGlite data
-// directory, the first 2 discarded. Results go to bench/results/event-writer-*.json.
+// directory, the first 2 discarded; then the same with 100-row slices on a fresh PostgreSQL
+// database (BENCH_DATABASE_URL's server, default postgres://postgres@127.0.0.1:5432/test;
+// BENCH_POSTGRES=off skips it). Results go to bench/results/event-writer-*.json.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +17,8 @@ import { pino } from "pino";
 import { EventBuffer } from "../dist/src/analytics/event-buffer.js";
 import { migrate } from "../dist/src/storage/migrate.js";
 import { openPglite } from "../dist/src/storage/pglite.js";
+import { openPostgres } from "../dist/src/storage/postgres.js";
+import { withDatabase } from "./lib.mjs";
 
 const EVENTS = 5_000;
 const ROUNDS = 12;
@@ -58,9 +63,10 @@ async function flushWatched(buffer) {
   return { ms, gapP90: gaps[Math.floor(gaps.length * 0.9)], gapMax: gaps.at(-1) };
 }
 
-async function measure(sliceSize) {
+/** PGlite in a fresh data directory, or PostgreSQL at `url`. */
+async function measure(sliceSize, url) {
   const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-events-"));
-  const db = await openPglite({ dataDir: dir });
+  const db = url ? openPostgres({ url }) : await openPglite({ dataDir: dir });
   try {
     await migrate(db, Date.now());
     const options = { maxEvents: 100_000, flushIntervalMs: 60_000, batchSize: 10_000, sliceSize };
@@ -77,6 +83,7 @@ async function measure(sliceSize) {
     const [written] = await db.query("select count(*)::int as n from key_verifications");
     if (written.n !== n) throw new Error(`${written.n} rows written of ${n}`);
     return {
+      engine: url ? "postgres" : "pglite",
       sliceSize,
       recordMs: round(median(rounds.map((x) => x.recordMs))),
       flushMs: round(median(rounds.map((x) => x.ms))),
@@ -96,14 +103,17 @@ const report = {
   rounds: ROUNDS - WARMUP,
   runs: [],
 };
-for (const size of SLICES) {
-  const r = await measure(size);
+function show(r) {
   report.runs.push(r);
   console.log(
-    `${EVENTS} events, ${size} rows per statement: record ${r.recordMs} ms, flush ${r.flushMs} ms;` +
-      ` waits between two loop turns during the flush: p90 ${r.gapP90Ms} ms, longest` +
-      ` ${r.gapMaxMs} ms (worst round ${r.gapMaxWorstMs} ms)`,
+    `${r.engine}: ${EVENTS} events, ${r.sliceSize} rows per statement: record ${r.recordMs} ms,` +
+      ` flush ${r.flushMs} ms; waits between two loop turns during the flush: p90 ${r.gapP90Ms}` +
+      ` ms, longest ${r.gapMaxMs} ms (worst round ${r.gapMaxWorstMs} ms)`,
   );
+}
+for (const size of SLICES) show(await measure(size));
+if (process.env.BENCH_POSTGRES !== "off") {
+  show(await withDatabase("events", (url) => measure(100, url)));
 }
 const results = new URL("./results/", import.meta.url).pathname;
 mkdirSync(results, { recursive: true });
