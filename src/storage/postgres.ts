@@ -34,23 +34,45 @@ export interface SocketTarget {
  * Opens postgres.js's connections with TCP_NODELAY, which postgres.js does not set. A COPY
  * sends its rows, then the five bytes of CopyDone in a second write; with Nagle's algorithm
  * that write waits until PostgreSQL acknowledges the rows, and PostgreSQL, with nothing to
- * answer yet, delays its acknowledgement (~40 ms on Linux). Measured: 5,000 events in 100-row
- * COPYs took 4.6 s to write, so at a steady 5,000 verifications a second the event writer fell
- * further behind every second; with TCP_NODELAY 50-70 ms.
+ * answer yet, delays its acknowledgement (40 ms at least on Linux; ~90 ms a COPY here).
+ * Measured: 5,000 events in 100-row COPYs took 4.6 s to write, so at a steady 5,000
+ * verifications a second the event writer fell further behind every second; with
+ * TCP_NODELAY 40-70 ms (bench/event-writer.mjs).
  *
- * The socket is returned still connecting (writes wait for the connection), so postgres.js's
- * connect timeout, errors, reconnection and TLS upgrade treat it as one of its own. Several
- * hosts in the URL are tried in turn, one per connection attempt.
+ * The socket is returned before it connects, and connects in a microtask: postgres.js attaches
+ * its listeners when its `await` of this function resumes, which is queued after that
+ * microtask, and a failure to connect is emitted on a later tick. Connecting at once would
+ * emit a failure found on the spot (EMFILE, an unreachable address) before anyone listens, an
+ * uncaught exception; connecting any later would fail postgres.js's first write. As a socket
+ * that connects (writes wait for the connection), postgres.js's connect timeout, errors,
+ * reconnection and TLS upgrade treat it as one of its own.
+ *
+ * Of the hosts of a multi-host URL, connections go to the first until connecting to it
+ * fails, then to the next, as postgres.js's own sockets do.
  */
 export function noDelaySocket(): (target: SocketTarget) => net.Socket {
-  let next = 0;
+  let preferred = 0;
   return (target) => {
-    if (target.path) return net.connect({ path: target.path });
-    const i = next++ % target.host.length;
+    const socket = new net.Socket().setNoDelay(true);
+    if (target.path) {
+      const path = target.path;
+      queueMicrotask(() => socket.connect({ path }));
+      return socket;
+    }
+    const i = preferred % target.host.length;
     const host = target.host[i] as string;
     const port = target.port[i] ?? 5432;
+    let connected = false;
+    socket.once("connect", () => {
+      connected = true;
+    });
+    socket.once("close", () => {
+      if (!connected && preferred === i) preferred = (i + 1) % target.host.length;
+    });
     // postgres.js names the host and port of a failed connection from these.
-    return Object.assign(net.connect({ host, port, noDelay: true }), { host, port });
+    Object.assign(socket, { host, port });
+    queueMicrotask(() => socket.connect({ host, port }));
+    return socket;
   };
 }
 

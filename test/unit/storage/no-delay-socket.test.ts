@@ -27,40 +27,56 @@ async function echo(name: string, path?: string): Promise<net.Server> {
 
 const portOf = (s: net.Server) => (s.address() as net.AddressInfo).port;
 
-/** Writes `text` at once, as postgres.js writes its startup message, and reads the answer. */
-async function roundTrip(socket: net.Socket, text: string): Promise<string> {
-  socket.write(text);
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = await echo("gone");
+  const port = portOf(s);
+  servers.splice(servers.indexOf(s), 1);
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/**
+ * Takes the socket as postgres.js does (`await` of the function's result), writes `text` at
+ * once, as postgres.js then writes its startup message, and reads the answer ("" when the
+ * connection failed).
+ */
+async function roundTrip(opening: net.Socket, text: string): Promise<string> {
+  const socket = await Promise.resolve(opening);
   let answer = "";
   socket.on("data", (chunk) => {
     answer += chunk;
   });
-  await once(socket, "close");
+  const closed = new Promise((resolve) => socket.on("close", resolve));
+  socket.on("error", () => {});
+  socket.write(text);
+  await closed;
   return answer;
 }
 
 describe("the sockets of the PostgreSQL pool", () => {
-  it("connect over TCP with TCP_NODELAY and carry what was written before they connected", async () => {
+  it("turn Nagle's algorithm off and carry what was written before they connected", async () => {
     const server = await echo("a");
-    const connect = vi.spyOn(net, "connect");
+    const noDelay = vi.spyOn(net.Socket.prototype, "setNoDelay");
     const socket = noDelaySocket()({ host: ["127.0.0.1"], port: [portOf(server)], path: false });
-    expect(connect).toHaveBeenCalledWith({
-      host: "127.0.0.1",
-      port: portOf(server),
-      noDelay: true,
-    });
+    expect(noDelay).toHaveBeenCalledWith(true);
     // postgres.js names a failed connection's host and port from the socket.
     expect(socket).toMatchObject({ host: "127.0.0.1", port: portOf(server) });
-    expect(socket.connecting).toBe(true);
     expect(await roundTrip(socket, "hello")).toBe("a:hello");
   });
 
-  it("take the hosts of a multi-host URL in turn, one per connection", async () => {
+  it("go to the first host of a multi-host URL until connecting to it fails", async () => {
     const [a, b] = [await echo("a"), await echo("b")];
     const open = noDelaySocket();
-    const target = { host: ["127.0.0.1", "127.0.0.1"], port: [portOf(a), portOf(b)] };
+    const both = { host: ["127.0.0.1", "127.0.0.1"], port: [portOf(a), portOf(b)] };
+    expect([await roundTrip(open(both), "x"), await roundTrip(open(both), "x")]).toEqual([
+      "a:x",
+      "a:x",
+    ]);
+    const firstDown = { host: ["127.0.0.1", "127.0.0.1"], port: [await closedPort(), portOf(b)] };
     const answers = [];
-    for (let i = 0; i < 3; i++) answers.push(await roundTrip(open(target), "x"));
-    expect(answers).toEqual(["a:x", "b:x", "a:x"]);
+    for (let i = 0; i < 3; i++) answers.push(await roundTrip(open(firstDown), "y"));
+    expect(answers).toEqual(["", "b:y", "b:y"]);
   });
 
   it("use the Unix socket path when there is one", async () => {
