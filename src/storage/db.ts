@@ -69,6 +69,12 @@ const UNAVAILABLE_CODES = new Set([
   "EPIPE",
   "ENOTFOUND",
   "EAI_AGAIN",
+  // No route to the database's network or host.
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  // No descriptor left for a connection: this process cannot reach the database for now.
+  "EMFILE",
+  "ENFILE",
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",

@@ -42,7 +42,7 @@ describe.skipIf(currentEngine() !== "postgres")("the PostgreSQL connections", ()
       `import { closeSync, openSync } from "node:fs";
        import { openPostgres } from ${JSON.stringify(module)};
        const db = openPostgres({ url: ${JSON.stringify(postgresUrl)}, max: 1 });
-       const ask = () => db.query("select 1 as one").then(() => "ok", (e) => "rejected " + e.code);
+       const ask = () => db.query("select 1 as one").then(() => "ok", (e) => e.name + ": " + e.cause?.code);
        const fds = [];
        try { for (;;) fds.push(openSync("/dev/null", "r")); } catch {}
        const full = await new Promise((r) => setImmediate(() => r(ask())));
@@ -59,7 +59,8 @@ describe.skipIf(currentEngine() !== "postgres")("the PostgreSQL connections", ()
             err ? fail(new Error(`${err.message}\n${stderr}`)) : done(stdout),
         ),
       );
-      expect(JSON.parse(out)).toEqual({ full: "rejected EMFILE", freed: "ok" });
+      // A 503 for the caller (DbUnavailableError), not a 500.
+      expect(JSON.parse(out)).toEqual({ full: "DbUnavailableError: EMFILE", freed: "ok" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
