@@ -54,24 +54,24 @@ export function noDelaySocket(): (target: SocketTarget) => net.Socket {
   let preferred = 0;
   return (target) => {
     const socket = new net.Socket().setNoDelay(true);
-    if (target.path) {
-      const path = target.path;
-      queueMicrotask(() => socket.connect({ path }));
-      return socket;
+    let to: net.SocketConnectOpts;
+    if (target.path) to = { path: target.path };
+    else {
+      const i = preferred % target.host.length;
+      const host = target.host[i] as string;
+      const port = target.port[i] ?? 5432;
+      let connected = false;
+      socket.once("connect", () => {
+        connected = true;
+      });
+      socket.once("close", () => {
+        if (!connected && preferred === i) preferred = (i + 1) % target.host.length;
+      });
+      // postgres.js names the host and port of a failed connection from these.
+      Object.assign(socket, { host, port });
+      to = { host, port };
     }
-    const i = preferred % target.host.length;
-    const host = target.host[i] as string;
-    const port = target.port[i] ?? 5432;
-    let connected = false;
-    socket.once("connect", () => {
-      connected = true;
-    });
-    socket.once("close", () => {
-      if (!connected && preferred === i) preferred = (i + 1) % target.host.length;
-    });
-    // postgres.js names the host and port of a failed connection from these.
-    Object.assign(socket, { host, port });
-    queueMicrotask(() => socket.connect({ host, port }));
+    queueMicrotask(() => socket.connect(to));
     return socket;
   };
 }
