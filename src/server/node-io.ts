@@ -6,17 +6,6 @@ export type NodeRequest = IncomingMessage | Http2ServerRequest;
 /** A response of either server. */
 export type NodeResponse = ServerResponse | Http2ServerResponse;
 
-/** Converts Node's header object to fetch Headers, leaving out HTTP/2 pseudo-headers. */
-export function toHeaders(req: NodeRequest): Headers {
-  const h = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.charCodeAt(0) === 58 /* ":" */) continue;
-    if (Array.isArray(value)) for (const v of value) h.append(name, v);
-    else h.set(name, value);
-  }
-  return h;
-}
-
 /** The base URL the caller used to reach this server, e.g. `http://localhost:8080`. */
 export function baseUrlOf(req: NodeRequest): string {
   const host = req.headers[":authority"] ?? req.headers.host ?? "localhost";
