@@ -1,5 +1,11 @@
 import type { Queryable } from "../../storage/db.js";
-import { type KeyRow, keyFindForUpdate, keyWrite } from "../../storage/queries/keys.js";
+import {
+  type CreditDependent,
+  type KeyRow,
+  keyCreditDependents,
+  keyFindForUpdate,
+  keyWrite,
+} from "../../storage/queries/keys.js";
 import type { Change } from "../mutation.js";
 
 /**
@@ -13,20 +19,38 @@ export async function creditsHolder(tx: Queryable, key: KeyRow): Promise<KeyRow>
   return holder;
 }
 
-/** Writes a changed holder (when it is not the key itself) and declares its invalidation. */
+/**
+ * Writes a changed holder (when it is not the key itself) and declares the invalidations:
+ * the holder's, and those of every key that spends its balance, whose cached records carry
+ * the holder's balance and refill settings.
+ */
 export async function writeHolder(
   tx: Queryable,
   change: Change,
   key: KeyRow,
   holder: KeyRow,
 ): Promise<void> {
-  if (holder.id === key.id) return;
-  holder.updatedAt = change.now;
-  await keyWrite(tx, holder);
-  change.invalidate({
-    kind: "key",
-    workspaceId: holder.workspaceId,
-    id: holder.id,
-    hash: holder.hash,
-  });
+  if (holder.id !== key.id) {
+    holder.updatedAt = change.now;
+    await keyWrite(tx, holder);
+    change.invalidate({
+      kind: "key",
+      workspaceId: holder.workspaceId,
+      id: holder.id,
+      hash: holder.hash,
+    });
+  }
+  invalidateKeys(change, await keyCreditDependents(tx, holder.id));
+}
+
+/**
+ * Declares the invalidation of keys whose credits moved with another key's change. A cached
+ * record names the key it spends from and carries that key's balance: left stale, it would
+ * spend from a key that no longer holds the balance (free, as that key now reads unlimited)
+ * or skip spending altogether.
+ */
+export function invalidateKeys(change: Change, keys: readonly CreditDependent[]): void {
+  for (const k of keys) {
+    change.invalidate({ kind: "key", workspaceId: k.workspaceId, id: k.id, hash: k.hash });
+  }
 }

@@ -14,6 +14,7 @@ import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
+import { invalidateKeys } from "./credits-holder.js";
 import { findKey } from "./find-key.js";
 
 /**
@@ -33,7 +34,7 @@ export async function deleteKey(
     const key = await findKey(tx, workspaceId, req.keyId, true);
     if (req.permanent) {
       // Keys spending this key's balance (a rerolled predecessor) get a copy of it.
-      await keyCopyCreditsToDependents(tx, key);
+      invalidateKeys(change, await keyCopyCreditsToDependents(tx, key));
       await keyHardDelete(tx, key.id);
     } else if (!(await keySoftDelete(tx, key.id, change.now))) {
       throw errors.keyNotFound();

@@ -13,6 +13,7 @@ import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
+import { invalidateKeys } from "./credits-holder.js";
 import { findKey } from "./find-key.js";
 import { insertNewKey } from "./insert-key.js";
 
@@ -66,7 +67,7 @@ export async function rerollKey(
       `Created key ${id} by rerolling ${old.id}.`,
     );
     if (ownsBalance) {
-      await keyMoveCreditsPointers(tx, old.id, id);
+      invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id));
       Object.assign(old, {
         remaining: null,
         refillAmount: null,

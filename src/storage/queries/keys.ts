@@ -140,16 +140,42 @@ export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
   );
 }
 
-/** Points every key that spends `from`'s balance at `to` instead (a reroll moves the balance). */
+/** A key that spends another key's balance: what an invalidation of its record needs. */
+export interface CreditDependent {
+  id: string;
+  workspaceId: string;
+  hash: string;
+}
+
+const DEPENDENT = `id, workspace_id as "workspaceId", hash`;
+
+/** The keys that spend `holderId`'s balance (rerolled keys in their grace period). */
+export async function keyCreditDependents(
+  q: Queryable,
+  holderId: string,
+): Promise<CreditDependent[]> {
+  return q.query<CreditDependent>(
+    `select ${DEPENDENT}
+     from keys
+     where credits_key_id = $1`,
+    [holderId],
+  );
+}
+
+/**
+ * Points every key that spends `from`'s balance at `to` instead (a reroll moves the
+ * balance); returns the keys it moved.
+ */
 export async function keyMoveCreditsPointers(
   q: Queryable,
   from: string,
   to: string,
-): Promise<void> {
-  await q.query(
+): Promise<CreditDependent[]> {
+  return q.query<CreditDependent>(
     `update keys
      set credits_key_id = $2
-     where credits_key_id = $1`,
+     where credits_key_id = $1
+     returning ${DEPENDENT}`,
     [from, to],
   );
 }
@@ -225,16 +251,23 @@ export async function keyFindForUpdate(q: Queryable, id: string): Promise<KeyRow
   return rows[0];
 }
 
-/** Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes). */
-export async function keyCopyCreditsToDependents(q: Queryable, holder: KeyRow): Promise<void> {
-  await q.query(
+/**
+ * Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes);
+ * returns those keys.
+ */
+export async function keyCopyCreditsToDependents(
+  q: Queryable,
+  holder: KeyRow,
+): Promise<CreditDependent[]> {
+  return q.query<CreditDependent>(
     `update keys
      set remaining = $2,
          refill_amount = $3,
          refill_day = $4,
          last_refill_at = $5,
          credits_key_id = null
-     where credits_key_id = $1`,
+     where credits_key_id = $1
+     returning ${DEPENDENT}`,
     [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt],
   );
 }

@@ -275,6 +275,53 @@ describe.each(DOORS)("keys.verifyKey via %s", (door) => {
       expect((await verify(door, { key: fresh.key })).data.credits).toBe(0);
       expect((await verify(door, { key: k.key })).data.code).toBe("USAGE_EXCEEDED");
     });
+
+    // The next three verify the old key first, so that its record (which names the key it
+    // spends from, with that key's balance) is cached when the balance moves or changes.
+    const reroll = async (keyId: string) =>
+      (await s.call("json", "keys.rerollKey", { keyId, expiration: HOUR })).data as {
+        keyId: string;
+        key: string;
+      };
+    const remainingOf = async (keyId: string) =>
+      (await s.call("json", "keys.getKey", { keyId })).data.credits?.remaining;
+
+    it("a rerolled key follows its balance through a second reroll", async () => {
+      const k0 = await s.seed.key({ credits: { remaining: 5 } });
+      const k1 = await reroll(k0.keyId);
+      expect((await verify(door, { key: k0.key })).data.credits).toBe(4);
+      const k2 = await reroll(k1.keyId);
+      expect((await verify(door, { key: k0.key })).data).toMatchObject({
+        code: "VALID",
+        credits: 3,
+      });
+      expect(await remainingOf(k2.keyId)).toBe(3);
+    });
+
+    it("a rerolled key spends a balance its successor was given after it was cached", async () => {
+      const k0 = await s.seed.key();
+      const k1 = await reroll(k0.keyId);
+      expect((await verify(door, { key: k0.key })).data.credits).toBeUndefined();
+      await s.call("json", "keys.updateCredits", { keyId: k1.keyId, operation: "set", value: 1 });
+      expect((await verify(door, { key: k0.key })).data).toMatchObject({
+        code: "VALID",
+        credits: 0,
+      });
+      expect((await verify(door, { key: k0.key })).data.code).toBe("USAGE_EXCEEDED");
+      expect(await remainingOf(k1.keyId)).toBe(0);
+    });
+
+    it("a rerolled key keeps a copy of the balance when its successor is deleted for good", async () => {
+      const k0 = await s.seed.key({ credits: { remaining: 3 } });
+      const k1 = await reroll(k0.keyId);
+      expect((await verify(door, { key: k0.key })).data.credits).toBe(2);
+      await s.call("json", "keys.deleteKey", { keyId: k1.keyId, permanent: true });
+      expect((await verify(door, { key: k0.key })).data).toMatchObject({
+        code: "VALID",
+        credits: 1,
+      });
+      expect(await remainingOf(k0.keyId)).toBe(1);
+    });
   });
 
   describe("rate limits", () => {
