@@ -103,3 +103,24 @@ export function refillBoundaries(now: number): number[] {
   for (let d = 1; d <= 31; d++) out.push(latestRefillBoundary(now, d));
   return out;
 }
+
+/** What spending one cost did: taken or refused, and the balance after it. */
+export interface CostOutcome {
+  taken: boolean;
+  remaining: number;
+}
+
+/**
+ * Spends costs from a balance one after the other, as separate verifications in this order
+ * would: each cost is taken if the balance left covers it, else refused (spending nothing),
+ * and a later, smaller cost may still be taken. Concurrent spends of one key are grouped
+ * into one statement (creditsSpendBatch), which must give exactly these outcomes.
+ */
+export function spendInOrder(balance: number, costs: readonly number[]): CostOutcome[] {
+  let left = balance;
+  return costs.map((cost) => {
+    if (cost > left) return { taken: false, remaining: left };
+    left -= cost;
+    return { taken: true, remaining: left };
+  });
+}

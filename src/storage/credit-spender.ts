@@ -1,5 +1,5 @@
 import type { Clock } from "../domain/clock.js";
-import { refillBoundaries } from "../domain/credits.js";
+import { refillBoundaries, spendInOrder } from "../domain/credits.js";
 import type { Db } from "./db.js";
 import { creditsSpendBatch } from "./queries/credits.js";
 
@@ -62,19 +62,13 @@ export class CreditSpender {
           costs,
           refillBoundaries(this.clock.now()),
         );
-        let cum = 0;
-        for (const p of batch) {
+        const outcomes = r.found && !r.unlimited ? spendInOrder(r.before, costs) : [];
+        batch.forEach((p, i) => {
+          const o = outcomes[i];
           if (!r.found) p.resolve({ status: "gone" });
-          else if (r.unlimited) p.resolve({ status: "unlimited" });
-          else if (cum + p.cost <= r.taken) {
-            cum += p.cost;
-            p.resolve({ status: "spent", remaining: r.before - cum });
-          } else {
-            // Costs are taken in order while they fit, so the first refusal ends the prefix.
-            cum = r.taken;
-            p.resolve({ status: "insufficient", remaining: r.before - r.taken });
-          }
-        }
+          else if (!o) p.resolve({ status: "unlimited" });
+          else p.resolve({ status: o.taken ? "spent" : "insufficient", remaining: o.remaining });
+        });
       } catch (err) {
         for (const p of batch) p.reject(err);
       }

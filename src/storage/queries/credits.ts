@@ -8,7 +8,7 @@ export interface BatchSpend {
   unlimited: boolean;
   /** The balance before the batch, with a due refill applied. */
   before: number;
-  /** Credits taken: the longest prefix of the costs, in order, that the balance covers. */
+  /** Credits taken: each cost in order while the balance left covers it (spendInOrder). */
   taken: number;
 }
 
@@ -16,8 +16,9 @@ export interface BatchSpend {
  * Spends a batch of costs from one key's balance in ONE statement. The row is locked and
  * read at its latest committed version (FOR UPDATE re-reads a row changed concurrently),
  * a due refill is applied (the boundary of the key's own refill_day is picked from
- * `$3`, see refillBoundaries), and the costs are taken in order while the balance covers
- * their running sum. The update commits with the statement, before anyone is answered.
+ * `$3`, see refillBoundaries), and the costs are taken one after the other, each if the
+ * balance left covers it (the rule of `spendInOrder`, which the caller applies to `before`
+ * to answer each spend). The update commits with the statement, before anyone is answered.
  */
 export async function creditsSpendBatch(
   q: Queryable,
@@ -45,15 +46,21 @@ export async function creditsSpendBatch(
          case when refill then greatest(remaining, refill_amount) else remaining end as before
        from due
      ),
-     costs as (
-       select sum(c) over (order by o) as cum
-       from unnest($2::bigint[]) with ordinality as t(c, o)
+     -- One step per cost, in order: taken if the balance left covers it, else skipped.
+     walk as materialized (
+       with recursive step(i, left_) as (
+         select 0, before from state where not unlimited
+         union all
+         select i + 1,
+           case when ($2::bigint[])[i + 1] <= left_ then left_ - ($2::bigint[])[i + 1] else left_ end
+         from step
+         where i < cardinality($2::bigint[])
+       )
+       select left_ from step order by i desc limit 1
      ),
      plan as (
        select id, unlimited, refill, boundary, before,
-         case when unlimited then 0
-           else coalesce((select max(cum) from costs where cum <= state.before), 0)
-         end as taken
+         case when unlimited then 0 else before - (select left_ from walk) end as taken
        from state
      ),
      spent as (

@@ -1,8 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   applyRefill,
   creditViolations,
   latestRefillBoundary,
+  spendInOrder,
 } from "../../../src/domain/credits.js";
 
 const t = (iso: string) => Date.parse(iso);
@@ -110,5 +112,37 @@ describe("credit rules", () => {
     ],
   ] as const)("%j breaks %j", (input, locations) => {
     expect(creditViolations(input as never, "/credits").map((v) => v.location)).toEqual(locations);
+  });
+});
+
+describe("spending costs in order", () => {
+  it("refuses a cost the balance left does not cover, and still takes a later smaller one", () => {
+    expect(spendInOrder(3, [5, 1, 2, 1])).toEqual([
+      { taken: false, remaining: 3 },
+      { taken: true, remaining: 2 },
+      { taken: true, remaining: 0 },
+      { taken: false, remaining: 0 },
+    ]);
+    expect(spendInOrder(0, [1])).toEqual([{ taken: false, remaining: 0 }]);
+    expect(spendInOrder(7, [])).toEqual([]);
+  });
+
+  it("takes what it reports, never goes below zero, and refuses only what does not fit", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1000 }),
+        fc.array(fc.integer({ min: 1, max: 100 }), { maxLength: 50 }),
+        (balance, costs) => {
+          const out = spendInOrder(balance, costs);
+          const taken = costs.filter((_, i) => out[i]?.taken).reduce((a, b) => a + b, 0);
+          expect(out.at(-1)?.remaining ?? balance).toBe(balance - taken);
+          out.forEach((o, i) => {
+            expect(o.remaining).toBeGreaterThanOrEqual(0);
+            // A refused cost exceeds the balance it met, which it left as it was.
+            if (!o.taken) expect(costs[i]).toBeGreaterThan(o.remaining);
+          });
+        },
+      ),
+    );
   });
 });

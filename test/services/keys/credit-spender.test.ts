@@ -1,0 +1,61 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { spendInOrder } from "../../../src/domain/credits.js";
+import { useServer } from "../../harness/server.js";
+
+// Spends of one key that arrive while a statement for it is in flight are grouped into one
+// statement. Grouped or not, the answers must be those of the spends made one after the
+// other in arrival order: here the first spend goes alone and the rest wait and go together.
+describe("credit spends of one key, grouped", () => {
+  const s = useServer();
+  const spendAll = (keyId: string, costs: readonly number[]) =>
+    Promise.all(costs.map((cost) => s.app.deps.credits.spend(keyId, cost)));
+  const remainingInDb = async (keyId: string) =>
+    (await s.db.query<{ remaining: number }>("select remaining from keys where id = $1", [keyId]))[0]
+      ?.remaining;
+
+  it("takes a later, smaller cost that the balance covers after a larger one is refused", async () => {
+    const k = await s.seed.key({ credits: { remaining: 4 } });
+    expect(await spendAll(k.keyId, [1, 5, 1, 3, 1])).toEqual([
+      { status: "spent", remaining: 3 },
+      { status: "insufficient", remaining: 3 },
+      { status: "spent", remaining: 2 },
+      { status: "insufficient", remaining: 2 },
+      { status: "spent", remaining: 1 },
+    ]);
+    expect(await remainingInDb(k.keyId)).toBe(1);
+  });
+
+  it("answers every spend as spendInOrder does, and stores its last balance", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 40 }),
+        fc.array(fc.integer({ min: 1, max: 15 }), { minLength: 1, maxLength: 12 }),
+        async (balance, costs) => {
+          const k = await s.seed.key({ credits: { remaining: balance } });
+          const expected = spendInOrder(balance, costs);
+          const answers = await spendAll(k.keyId, costs);
+          expect(answers).toEqual(
+            expected.map((o) => ({
+              status: o.taken ? "spent" : "insufficient",
+              remaining: o.remaining,
+            })),
+          );
+          expect(await remainingInDb(k.keyId)).toBe(expected.at(-1)?.remaining);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("answers unlimited for a key without credits, and gone for a key deleted for good", async () => {
+    const unlimited = await s.seed.key();
+    expect(await spendAll(unlimited.keyId, [1, 2])).toEqual([
+      { status: "unlimited" },
+      { status: "unlimited" },
+    ]);
+    const gone = await s.seed.key({ credits: { remaining: 5 } });
+    await s.call("json", "keys.deleteKey", { keyId: gone.keyId, permanent: true });
+    expect(await spendAll(gone.keyId, [1, 2])).toEqual([{ status: "gone" }, { status: "gone" }]);
+  });
+});
