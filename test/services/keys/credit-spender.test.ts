@@ -11,8 +11,9 @@ describe("credit spends of one key, grouped", () => {
   const spendAll = (keyId: string, costs: readonly number[]) =>
     Promise.all(costs.map((cost) => s.app.deps.credits.spend(keyId, cost)));
   const remainingInDb = async (keyId: string) =>
-    (await s.db.query<{ remaining: number }>("select remaining from keys where id = $1", [keyId]))[0]
-      ?.remaining;
+    (
+      await s.db.query<{ remaining: number }>("select remaining from keys where id = $1", [keyId])
+    )[0]?.remaining;
 
   it("takes a later, smaller cost that the balance covers after a larger one is refused", async () => {
     const k = await s.seed.key({ credits: { remaining: 4 } });
