@@ -10,11 +10,12 @@ import { keyPermissionsAllow } from "./key-permissions.js";
  *   primary := NAME | "(" or ")"
  *
  * A name is made of letters, digits and . _ - * : / (and any non-ASCII letter).
- * Positions in errors are 0-based offsets into the query string.
+ * Positions in errors are 0-based offsets in bytes of the query's UTF-8 form, as the
+ * reference reports them (they differ from string indices after a non-ASCII character).
  */
 export type Query = { kind: "name"; name: string } | { kind: "and" | "or"; items: Query[] };
 
-/** A query that cannot be parsed, with the offset of the problem. */
+/** A query that cannot be parsed, with the offset (UTF-8 bytes) of the problem. */
 export class QuerySyntaxError extends Error {
   override name = "QuerySyntaxError";
   constructor(
@@ -32,6 +33,11 @@ type Token =
 
 function isNameChar(c: string): boolean {
   return /[A-Za-z0-9._\-*:/]/.test(c) || c.charCodeAt(0) > 127;
+}
+
+/** The UTF-8 byte offset of the string index `i` of `query` (only computed for an error). */
+function byteOffset(query: string, i: number): number {
+  return new TextEncoder().encode(query.slice(0, i)).length;
 }
 
 function tokenize(query: string): Token[] {
@@ -53,7 +59,8 @@ function tokenize(query: string): Token[] {
         tokens.push({ kind: upper === "AND" ? "and" : "or", text, at: start });
       else tokens.push({ kind: "name", text, at: start });
     } else {
-      throw new QuerySyntaxError(`Invalid character '${c}' at position ${i}.`, i);
+      const at = byteOffset(query, i);
+      throw new QuerySyntaxError(`Invalid character '${c}' at position ${at}.`, at);
     }
   }
   return tokens;
@@ -70,16 +77,18 @@ export function parseQuery(query: string): Query {
   }
   let pos = 0;
   const peek = () => tokens[pos];
+  const end = () => byteOffset(query, query.length);
   const expected = (t: Token | undefined): never => {
     if (!t) {
       throw new QuerySyntaxError(
         "Unexpected end of query. Expected a permission identifier or opening parenthesis.",
-        query.length,
+        end(),
       );
     }
+    const at = byteOffset(query, t.at);
     throw new QuerySyntaxError(
-      `Unexpected token '${t.text}' at position ${t.at}. Expected a permission identifier or opening parenthesis.`,
-      t.at,
+      `Unexpected token '${t.text}' at position ${at}. Expected a permission identifier or opening parenthesis.`,
+      at,
     );
   };
 
@@ -91,15 +100,19 @@ export function parseQuery(query: string): Query {
     }
     if (t?.kind === "(") {
       pos++;
-      if (peek()?.kind === ")") {
+      const close = peek();
+      if (close?.kind === ")") {
+        // Where the parser finds it empty: the closing parenthesis (as the reference reports).
+        const at = byteOffset(query, close.at);
         throw new QuerySyntaxError(
-          `Empty parentheses found at position ${t.at}. Parentheses must contain at least one permission or expression.`,
-          t.at,
+          `Empty parentheses found at position ${at}. Parentheses must contain at least one permission or expression.`,
+          at,
         );
       }
       const inner = or();
       if (peek()?.kind !== ")") {
-        const at = peek()?.at ?? query.length;
+        const next = peek();
+        const at = next ? byteOffset(query, next.at) : end();
         throw new QuerySyntaxError(
           `Missing closing parenthesis ')' at position ${at}. Every opening parenthesis must have a matching closing parenthesis.`,
           at,
@@ -126,9 +139,10 @@ export function parseQuery(query: string): Query {
   const result = or();
   const rest = peek();
   if (rest) {
+    const at = byteOffset(query, rest.at);
     throw new QuerySyntaxError(
-      `Unexpected token '${rest.text}' at position ${rest.at}. The query appears to have extra content after a valid expression.`,
-      rest.at,
+      `Unexpected token '${rest.text}' at position ${at}. The query appears to have extra content after a valid expression.`,
+      at,
     );
   }
   return result;

@@ -51,7 +51,8 @@ describe("the permissions query language", () => {
   it.each([
     ["permission_1 AND", "Unexpected end of query", 16],
     ["(permission_1 AND permission_2", "Missing closing parenthesis ')' at position 30", 30],
-    ["permission_1 AND ()", "Empty parentheses found at position 17", 17],
+    // The reference's examples: the empty pair is reported at its closing parenthesis.
+    ["permission_1 AND ()", "Empty parentheses found at position 18", 18],
     ["AND permission_1", "Unexpected token 'AND' at position 0", 0],
     ["a b", "Unexpected token 'b' at position 2", 2],
     ["a)", "Unexpected token ')' at position 1", 1],
@@ -60,6 +61,11 @@ describe("the permissions query language", () => {
     ["docs.read, admin", "Invalid character ',' at position 9", 9],
     ["!admin", "Invalid character '!' at position 0", 0],
     ["a OR OR b", "Unexpected token 'OR' at position 5", 5],
+    // Positions are UTF-8 byte offsets: é is 2 bytes, 😀 is 4 (2 string units).
+    ["é AND ()", "Empty parentheses found at position 8", 8],
+    ["😀 b", "Unexpected token 'b' at position 5", 5],
+    ["ü AND $", "Invalid character '$' at position 7", 7],
+    ["(ü", "Missing closing parenthesis ')' at position 3", 3],
   ])("rejects %j: %s (position %i)", (query, message, position) => {
     let error: unknown;
     try {
