@@ -75,7 +75,8 @@ export async function verifyKey(
     );
   }
   // 6. Credits: one conditional decrement, committed before we answer; refused → tokens back.
-  const cost = req.credits ? Number(req.credits.cost) : 1;
+  // `credits.cost` is required once `credits` is given (the validator checks it).
+  const cost = req.credits?.cost === undefined ? 1 : Number(req.credits.cost);
   if (balance === null || cost === 0) {
     return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", balance, limits));
   }

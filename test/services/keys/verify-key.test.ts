@@ -250,6 +250,14 @@ describe.each(DOORS)("keys.verifyKey via %s", (door) => {
       expect(free.data).toMatchObject({ code: "VALID", credits: 0 });
     });
 
+    it("requires credits.cost once credits is given (an omitted cost is not 0)", async () => {
+      const k = await s.seed.key({ credits: { remaining: 3 } });
+      const res = await verify(door, { key: k.key, credits: {} });
+      expect(res.status).toBe(400);
+      expect(res.error?.errors?.[0]?.location).toBe("/credits/cost");
+      expect((await verify(door, { key: k.key })).data.credits).toBe(2);
+    });
+
     it("refills lazily at the boundary before spending", async () => {
       s.clock.set(Date.parse("2026-09-01T12:00:00Z"));
       const k = await s.seed.key({
