@@ -170,7 +170,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           ]);
           shutdown.abort(new Error("server stopped"));
           retention.stop();
-          await events.stop();
+          await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
           if (ownsDb) await db.close();

@@ -46,6 +46,8 @@ export interface EventCounts {
 }
 
 const DAY_MS = 86_400_000;
+/** How often `stop` tries again to write while the database fails. */
+const STOP_RETRY_MS = 200;
 
 /**
  * Events that commit in one transaction, in the order recorded, with what the writer needs
@@ -157,10 +159,36 @@ export class EventBuffer {
     this.timer.unref();
   }
 
-  /** Stops the timer and writes out everything buffered (unless the database fails). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the timer and writes out everything buffered. While the database fails, it tries
+   * again every STOP_RETRY_MS for up to `retryForMs` (a restarting PostgreSQL during a
+   * deploy); what it still cannot write is then lost with the process, and is counted as
+   * dropped and logged, so written + dropped still accounts for every event offered.
+   */
+  async stop(retryForMs = 0): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    const until = performance.now() + retryForMs;
+    while (!(await this.flush())) {
+      const left = until - performance.now();
+      if (left <= 0) {
+        this.abandon();
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_RETRY_MS, left)));
+    }
+  }
+
+  /** Gives up the buffered events: they move from recorded to dropped. */
+  private abandon(): void {
+    const lost = this.buffered;
+    for (const batch of this.batches) batch.release();
+    this.batches.length = 0;
+    this.open = undefined;
+    this.counts.recorded -= lost;
+    this.counts.dropped += lost;
+    this.buffered = 0;
+    this.bufferedBytes = 0;
+    this.log.error({ lost }, "analytics events lost at shutdown: the database cannot be reached");
   }
 
   /**

@@ -159,6 +159,43 @@ describe("the verification event buffer", () => {
     );
     expect(minute?.n).toBe(250);
   });
+  it("stop retries a failing database until it is back", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 100; i++) buffer.record(event(i, day + i));
+    await buffer.flush(); // creates the partition, so the failures below hit the transaction
+    for (let i = 100; i < 150; i++) buffer.record(event(i, day + i));
+    const transaction = db.transaction;
+    let failures = 0;
+    db.transaction = (fn) => {
+      // Back after three failed attempts: stop keeps trying and writes everything.
+      if (++failures <= 3) return Promise.reject(new Error("connection lost"));
+      return transaction.call(db, fn);
+    };
+    await buffer.stop(60_000);
+    expect(failures).toBeGreaterThan(3);
+    expect(buffer.stats()).toMatchObject({ recorded: 150, written: 150, dropped: 0, buffered: 0 });
+  });
+
+  it("stop gives up on a database that stays down, counting what it could not write as dropped", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 70; i++) buffer.record(event(i, day + i));
+    const { transaction, exec } = db;
+    db.transaction = () => Promise.reject(new Error("connection lost"));
+    db.exec = () => Promise.reject(new Error("connection lost"));
+    const started = performance.now();
+    await buffer.stop(300);
+    console.log(`stop gave up after ${(performance.now() - started).toFixed(0)} ms`);
+    Object.assign(db, { transaction, exec });
+    expect(buffer.stats()).toMatchObject({
+      recorded: 0,
+      written: 0,
+      dropped: 70,
+      buffered: 0,
+    });
+  });
+
   it("bounds the bytes it holds as well as the events, counting what it drops", async () => {
     const { buffer, db } = await newBuffer({
       maxEvents: 10_000,
