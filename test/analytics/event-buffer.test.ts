@@ -167,10 +167,10 @@ describe("the verification event buffer", () => {
     for (let i = 100; i < 150; i++) buffer.record(event(i, day + i));
     const transaction = db.transaction;
     let failures = 0;
-    db.transaction = (fn) => {
+    db.transaction = <T>(fn: Parameters<Db["transaction"]>[0]): Promise<T> => {
       // Back after three failed attempts: stop keeps trying and writes everything.
       if (++failures <= 3) return Promise.reject(new Error("connection lost"));
-      return transaction.call(db, fn);
+      return transaction.call(db, fn) as Promise<T>;
     };
     await buffer.stop(60_000);
     expect(failures).toBeGreaterThan(3);
