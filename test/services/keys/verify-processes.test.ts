@@ -375,6 +375,191 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
         },
       },
       {
+        name: "keys.addPermissions → VALID for the granted permission",
+        async prepare() {
+          const k = await key();
+          const permission = `${unique("perm")}.read`;
+          return {
+            verify: { key: k.key, permissions: permission },
+            before: DENIED,
+            procedure: "keys.addPermissions",
+            body: { keyId: k.keyId, permissions: [permission] },
+            after: VALID,
+          };
+        },
+      },
+      {
+        name: "keys.addRoles → VALID for the role's permission",
+        async prepare() {
+          const role = unique("role");
+          const permission = `${unique("perm")}.read`;
+          const created = await s.call("json", "permissions.createRole", {
+            name: role,
+            permissions: [permission],
+          });
+          expect(created.status).toBe(200);
+          const k = await key();
+          return {
+            verify: { key: k.key, permissions: permission },
+            before: DENIED,
+            procedure: "keys.addRoles",
+            body: { keyId: k.keyId, roles: [role] },
+            after: VALID,
+          };
+        },
+      },
+      {
+        name: "keys.removeRoles → INSUFFICIENT_PERMISSIONS",
+        async prepare() {
+          const k = await keyWithRole();
+          return {
+            verify: { key: k.key, permissions: k.permission },
+            before: VALID,
+            procedure: "keys.removeRoles",
+            body: { keyId: k.keyId, roles: [k.role] },
+            after: DENIED,
+          };
+        },
+      },
+      {
+        // A request naming no limit evaluates the limits of the cached record.
+        name: "keys.updateKey ratelimits → the new limit",
+        async prepare() {
+          const k = await key({
+            ratelimits: [{ name: "calls", limit: 1_000_000, duration: 3_600_000, autoApply: true }],
+          });
+          const limitOf = (d: Json) =>
+            d.ratelimits?.find((r: { name: string }) => r.name === "calls")?.limit;
+          return {
+            verify: { key: k.key },
+            before: {
+              what: "VALID with calls limited to 1000000",
+              ok: (d) => d.code === "VALID" && limitOf(d) === 1_000_000,
+            },
+            procedure: "keys.updateKey",
+            body: {
+              keyId: k.keyId,
+              ratelimits: [{ name: "calls", limit: 7, duration: 3_600_000, autoApply: true }],
+            },
+            after: { what: "calls limited to 7", ok: (d) => limitOf(d) === 7 },
+          };
+        },
+      },
+      {
+        // B caches a key without a balance (it spends nothing, reads nothing): only the
+        // invalidation tells B that the key now has a balance of 0.
+        name: "keys.updateKey credits on an unlimited key → USAGE_EXCEEDED",
+        async prepare() {
+          const k = await key();
+          return {
+            verify: { key: k.key },
+            before: {
+              what: "VALID without credits",
+              ok: (d) => d.code === "VALID" && !("credits" in d),
+            },
+            procedure: "keys.updateKey",
+            body: { keyId: k.keyId, credits: { remaining: 0 } },
+            after: {
+              what: "USAGE_EXCEEDED with credits 0",
+              ok: (d) => d.code === "USAGE_EXCEEDED" && d.credits === 0,
+            },
+          };
+        },
+      },
+      {
+        // B caches a rerolled key, which spends its successor's balance, while the successor
+        // has none: only the invalidation of the successor's dependants tells B to spend.
+        name: "keys.updateCredits on a rerolled key's successor → the old key USAGE_EXCEEDED",
+        async prepare() {
+          const k = await key();
+          const successor = await s.call("json", "keys.rerollKey", {
+            keyId: k.keyId,
+            expiration: 3_600_000,
+          });
+          expect(successor.status).toBe(200);
+          return {
+            verify: { key: k.key },
+            before: {
+              what: "VALID without credits",
+              ok: (d) => d.code === "VALID" && !("credits" in d),
+            },
+            procedure: "keys.updateCredits",
+            body: { keyId: successor.data.keyId, operation: "set", value: 0 },
+            after: {
+              what: "USAGE_EXCEEDED with credits 0",
+              ok: (d) => d.code === "USAGE_EXCEEDED" && d.credits === 0,
+            },
+          };
+        },
+      },
+      {
+        name: "keys.updateKey roles [] → INSUFFICIENT_PERMISSIONS",
+        async prepare() {
+          const k = await keyWithRole();
+          return {
+            verify: { key: k.key, permissions: k.permission },
+            before: VALID,
+            procedure: "keys.updateKey",
+            body: { keyId: k.keyId, roles: [] },
+            after: DENIED,
+          };
+        },
+      },
+      {
+        name: "keys.updateKey permissions [] → INSUFFICIENT_PERMISSIONS",
+        async prepare() {
+          const k = await keyWithPermission();
+          return {
+            verify: { key: k.key, permissions: k.permission },
+            before: VALID,
+            procedure: "keys.updateKey",
+            body: { keyId: k.keyId, permissions: [] },
+            after: DENIED,
+          };
+        },
+      },
+      {
+        name: "keys.updateKey externalId → the new identity in the answer",
+        async prepare() {
+          const k = await key();
+          const externalId = unique("user");
+          return {
+            verify: { key: k.key },
+            before: {
+              what: "VALID without identity",
+              ok: (d) => d.code === "VALID" && !("identity" in d),
+            },
+            procedure: "keys.updateKey",
+            body: { keyId: k.keyId, externalId },
+            after: {
+              what: `identity.externalId "${externalId}"`,
+              ok: (d) => d.code === "VALID" && d.identity?.externalId === externalId,
+            },
+          };
+        },
+      },
+      {
+        name: "identities.updateIdentity ratelimits → the identity's new limit",
+        async prepare() {
+          const k = await keyWithIdentity();
+          const teamLimit = (d: Json) =>
+            d.ratelimits?.find((r: { name: string }) => r.name === "team")?.limit;
+          return {
+            verify: { key: k.key },
+            before: {
+              what: "VALID without rate limits",
+              ok: (d) => d.code === "VALID" && !("ratelimits" in d),
+            },
+            procedure: "identities.updateIdentity",
+            body: {
+              identity: k.identityId,
+              ratelimits: [{ name: "team", limit: 7, duration: 3_600_000, autoApply: true }],
+            },
+            after: { what: "team limited to 7", ok: (d) => teamLimit(d) === 7 },
+          };
+        },
+      },
+      {
         // B first caches that the secret does not exist (negative cache).
         name: "keys.migrateKeys after B answered NOT_FOUND → VALID",
         async prepare() {

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DOORS, startServer, type TestServer, useServer } from "../../harness/server.js";
+
+// Every verification becomes an event (README "Verifying keys"): it is recorded or, when the
+// bounded buffer is full, dropped and counted, so `recorded + dropped` = verifications, and
+// what is recorded is written once, whole, with its outcome, key, tags and spent credits.
+
+const HOUR = 3_600_000;
+
+interface Made {
+  request_id: string;
+  outcome: string;
+  key_id: string | null;
+  spent_credits: number;
+  tags: string[];
+}
+
+/** The value of an unlabelled series of /metrics. */
+function metric(text: string, name: string): number {
+  const m = new RegExp(`^${name} (\\d+)$`, "m").exec(text);
+  if (!m) throw new Error(`${name} is not in /metrics`);
+  return Number(m[1]);
+}
+
+/** latchkey_verifications_total by code. */
+function verificationsByCode(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^latchkey_verifications_total\{code="([A-Z_]+)"\} (\d+)$/gm))
+    out[m[1] as string] = Number(m[2]);
+  return out;
+}
+
+async function metricsText(server: TestServer): Promise<string> {
+  const res = await server.raw("/metrics");
+  expect(res.status).toBe(200);
+  return res.body as string;
+}
+
+/** Runs a mix of every outcome through every door; returns what each event must say. */
+async function verifyMix(server: TestServer): Promise<Made[]> {
+  const made: Made[] = [];
+  const run = async (
+    door: (typeof DOORS)[number],
+    body: Record<string, unknown>,
+    outcome: string,
+    keyId: string | null,
+    spent = 0,
+  ) => {
+    const res = await server.call(door, "keys.verifyKey", body, null);
+    expect(res.status, JSON.stringify(res.error)).toBe(200);
+    expect(res.data.code).toBe(outcome);
+    expect(res.requestId).toMatch(/^req_/);
+    made.push({
+      request_id: res.requestId,
+      outcome,
+      key_id: keyId,
+      spent_credits: spent,
+      tags: (body.tags as string[] | undefined) ?? [],
+    });
+  };
+  for (const door of DOORS) {
+    const k = await server.seed.key({
+      credits: { remaining: 5 },
+      ratelimits: [{ name: "window", limit: 2, duration: HOUR, autoApply: true }],
+    });
+    await run(
+      door,
+      { key: k.key, credits: { cost: 2 }, tags: [`door=${door}`, "x"] },
+      "VALID",
+      k.keyId,
+      2,
+    );
+    await run(door, { key: k.key, credits: { cost: 4 } }, "USAGE_EXCEEDED", k.keyId);
+    await run(door, { key: k.key }, "VALID", k.keyId, 1);
+    await run(door, { key: k.key, tags: ["limited"] }, "RATE_LIMITED", k.keyId);
+    await run(door, { key: `sk_never_issued_${door}`, tags: ["nf"] }, "NOT_FOUND", null);
+    const off = await server.seed.key({ enabled: false });
+    await run(door, { key: off.key }, "DISABLED", off.keyId);
+    const old = await server.seed.key({ expires: 1 });
+    await run(door, { key: old.key }, "EXPIRED", old.keyId);
+    const plain = await server.seed.key();
+    await run(
+      door,
+      { key: plain.key, permissions: "not.granted" },
+      "INSUFFICIENT_PERMISSIONS",
+      plain.keyId,
+    );
+    await run(door, { key: plain.key, credits: { cost: 0 } }, "VALID", plain.keyId);
+  }
+  return made;
+}
+
+const byRequest = (a: Made, b: Made) => a.request_id.localeCompare(b.request_id);
+
+describe("verification events", () => {
+  const s = useServer();
+
+  it("writes exactly one event per verification, with what each verification did", async () => {
+    const before = s.app.deps.events.stats();
+    const metricsBefore = verificationsByCode(await metricsText(s));
+    const made = await verifyMix(s);
+    expect(await s.app.deps.events.flush()).toBe(true);
+    const after = s.app.deps.events.stats();
+
+    expect(after.recorded + after.dropped - (before.recorded + before.dropped)).toBe(made.length);
+    // The buffer never filled: every event was recorded and is now written.
+    expect(after.dropped).toBe(before.dropped);
+    expect(after.written - before.written).toBe(made.length);
+    expect(after.buffered).toBe(0);
+
+    const rows = await s.db.query<Made>(
+      `select request_id, outcome, key_id, spent_credits::int as spent_credits, tags
+       from key_verifications
+       where request_id = any($1::text[])`,
+      [made.map((m) => m.request_id)],
+    );
+    expect([...rows].sort(byRequest)).toEqual([...made].sort(byRequest));
+
+    const metricsAfter = verificationsByCode(await metricsText(s));
+    const counted: Record<string, number> = {};
+    for (const m of made) counted[m.outcome] = (counted[m.outcome] ?? 0) + 1;
+    for (const [code, n] of Object.entries(counted))
+      expect((metricsAfter[code] ?? 0) - (metricsBefore[code] ?? 0), code).toBe(n);
+  });
+
+  it("writes nothing twice when flushed again", async () => {
+    const k = await s.seed.key();
+    const res = await s.call("json", "keys.verifyKey", { key: k.key }, null);
+    await s.app.deps.events.flush();
+    await s.app.deps.events.flush();
+    const rows = await s.db.query<{ n: number }>(
+      "select count(*)::int as n from key_verifications where request_id = $1",
+      [res.requestId],
+    );
+    expect(rows[0]?.n).toBe(1);
+  });
+});
+
+describe("verification events with a full buffer", () => {
+  let tiny: TestServer;
+  beforeAll(async () => {
+    // Two events fit; the timer would write them only after a minute, so the rest are dropped.
+    tiny = await startServer({ config: { eventBufferSize: 2, eventFlushIntervalMs: 60_000 } });
+  });
+  afterAll(() => tiny.stop());
+
+  it("drops what does not fit, counts it in /metrics, and written + dropped = verifications", async () => {
+    const made = await verifyMix(tiny);
+    expect(await tiny.app.deps.events.flush()).toBe(true);
+    const stats = tiny.app.deps.events.stats();
+    const text = await metricsText(tiny);
+
+    expect(stats.dropped).toBeGreaterThan(0);
+    expect(metric(text, "latchkey_events_dropped")).toBe(stats.dropped);
+    expect(metric(text, "latchkey_events_recorded")).toBe(stats.recorded);
+    expect(metric(text, "latchkey_events_written")).toBe(stats.written);
+    expect(metric(text, "latchkey_events_buffered")).toBe(0);
+    expect(stats.written + stats.dropped).toBe(made.length);
+    expect(metric(text, "latchkey_events_written") + metric(text, "latchkey_events_dropped")).toBe(
+      made.length,
+    );
+
+    // What was written is in the table, once; the dropped ones are not.
+    const rows = await tiny.db.query<{ n: number }>(
+      "select count(*)::int as n from key_verifications where request_id = any($1::text[])",
+      [made.map((m) => m.request_id)],
+    );
+    expect(rows[0]?.n).toBe(stats.written);
+    // Every verification is counted by outcome, dropped or not.
+    const total = Object.values(verificationsByCode(text)).reduce((a, b) => a + b, 0);
+    expect(total).toBe(made.length);
+
+    // Once written out, the buffer takes events again.
+    const k = await tiny.seed.key();
+    await tiny.call("json", "keys.verifyKey", { key: k.key }, null);
+    expect(tiny.app.deps.events.stats().recorded).toBe(stats.recorded + 1);
+  });
+});
