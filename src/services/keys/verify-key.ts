@@ -82,7 +82,7 @@ export async function verifyKey(
   }
   let spent: Awaited<ReturnType<Deps["credits"]["spend"]>>;
   try {
-    spent = await deps.credits.spend(record.creditsKeyId, cost);
+    spent = await deps.credits.spend(record.id, cost, record.creditsKeyId);
   } catch (err) {
     await deps.limiter.refund(checks, now);
     throw err;

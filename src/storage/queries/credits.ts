@@ -10,6 +10,11 @@ export interface BatchSpend {
   before: number;
   /** Credits taken: each cost in order while the balance left covers it (spendInOrder). */
   taken: number;
+  /**
+   * The key now holding this key's balance, when it was moved (a reroll committed after the
+   * caller read where the balance was): nothing was spent, spend from that key instead.
+   */
+  movedTo: string | null;
 }
 
 /**
@@ -26,23 +31,28 @@ export async function creditsSpendBatch(
   costs: readonly number[],
   boundaries: readonly number[],
 ): Promise<BatchSpend> {
-  const rows = await q.query<{ unlimited: boolean; before: number | null; taken: number }>(
+  const rows = await q.query<{
+    unlimited: boolean;
+    before: number | null;
+    taken: number;
+    movedTo: string | null;
+  }>(
     `with locked as (
-       select id, remaining, refill_amount, last_refill_at,
+       select id, remaining, refill_amount, last_refill_at, credits_key_id,
          ($3::bigint[])[coalesce(refill_day, 0) + 1] as boundary
        from keys
        where id = $1
        for update
      ),
      due as (
-       select id, remaining, boundary,
+       select id, remaining, boundary, credits_key_id,
          refill_amount is not null and remaining is not null
            and coalesce(last_refill_at, -1) < boundary as refill,
          refill_amount
        from locked
      ),
      state as (
-       select id, remaining is null as unlimited, refill, boundary,
+       select id, remaining is null as unlimited, refill, boundary, credits_key_id,
          case when refill then greatest(remaining, refill_amount) else remaining end as before
        from due
      ),
@@ -59,7 +69,7 @@ export async function creditsSpendBatch(
        select left_ from step order by i desc limit 1
      ),
      plan as (
-       select id, unlimited, refill, boundary, before,
+       select id, unlimited, refill, boundary, before, credits_key_id,
          case when unlimited then 0 else before - (select left_ from walk) end as taken
        from state
      ),
@@ -73,16 +83,17 @@ export async function creditsSpendBatch(
          and (plan.taken > 0 or plan.refill)
        returning k.id
      )
-     select unlimited, before, taken::bigint as taken
+     select unlimited, before, taken::bigint as taken, credits_key_id as "movedTo"
      from plan`,
     [keyId, costs, boundaries],
   );
   const row = rows[0];
-  if (!row) return { found: false, unlimited: false, before: 0, taken: 0 };
+  if (!row) return { found: false, unlimited: false, before: 0, taken: 0, movedTo: null };
   return {
     found: true,
     unlimited: row.unlimited,
     before: row.before ?? 0,
     taken: Number(row.taken),
+    movedTo: row.movedTo,
   };
 }

@@ -49,6 +49,35 @@ describe("credit spends of one key, grouped", () => {
     );
   });
 
+  // A verification names the holder its cached record knows; these make that record stale
+  // the way a reroll or a permanent delete committing during the spend would.
+  const reroll = async (keyId: string) =>
+    (await s.call("json", "keys.rerollKey", { keyId, expiration: 3_600_000 })).data.keyId as string;
+
+  it("follows a balance that a reroll moved after the holder was read", async () => {
+    const k0 = await s.seed.key({ credits: { remaining: 5 } });
+    const k1 = await reroll(k0.keyId);
+    const k2 = await reroll(k1);
+    // k0's record still says k1 holds the balance; k1 now spends from k2 itself.
+    expect(await s.app.deps.credits.spend(k0.keyId, 2, k1)).toEqual({
+      status: "spent",
+      remaining: 3,
+    });
+    expect(await remainingInDb(k2)).toBe(3);
+    expect(await remainingInDb(k1)).toBeNull();
+  });
+
+  it("spends a key's own copy when the holder it knew was deleted for good", async () => {
+    const k0 = await s.seed.key({ credits: { remaining: 5 } });
+    const k1 = await reroll(k0.keyId);
+    await s.call("json", "keys.deleteKey", { keyId: k1, permanent: true });
+    expect(await s.app.deps.credits.spend(k0.keyId, 2, k1)).toEqual({
+      status: "spent",
+      remaining: 3,
+    });
+    expect(await remainingInDb(k0.keyId)).toBe(3);
+  });
+
   it("answers unlimited for a key without credits, and gone for a key deleted for good", async () => {
     const unlimited = await s.seed.key();
     expect(await spendAll(unlimited.keyId, [1, 2])).toEqual([
