@@ -40,7 +40,7 @@ export async function writeHolder(
       hash: holder.hash,
     });
   }
-  invalidateKeys(change, await keyCreditDependents(tx, holder.id));
+  invalidateKeys(change, await keyCreditDependents(tx, holder.id, change.now));
 }
 
 /**

@@ -34,7 +34,7 @@ export async function deleteKey(
     const key = await findKey(tx, workspaceId, req.keyId, true);
     if (req.permanent) {
       // Keys spending this key's balance (a rerolled predecessor) get a copy of it.
-      invalidateKeys(change, await keyCopyCreditsToDependents(tx, key));
+      invalidateKeys(change, await keyCopyCreditsToDependents(tx, key, change.now));
       await keyHardDelete(tx, key.id);
     } else if (!(await keySoftDelete(tx, key.id, change.now))) {
       throw errors.keyNotFound();

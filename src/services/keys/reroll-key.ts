@@ -67,7 +67,7 @@ export async function rerollKey(
       `Created key ${id} by rerolling ${old.id}.`,
     );
     if (ownsBalance) {
-      invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id));
+      invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id, change.now));
       Object.assign(old, {
         remaining: null,
         refillAmount: null,

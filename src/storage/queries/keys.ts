@@ -147,36 +147,53 @@ export interface CreditDependent {
   hash: string;
 }
 
-const DEPENDENT = `id, workspace_id as "workspaceId", hash`;
+/**
+ * Of the keys a statement touched, those that can still verify at `now` (live, not expired):
+ * the only ones whose cached records can answer with a balance. Rerolled keys keep their
+ * pointer after their grace period, so a key rotated daily gathers dozens of expired ones;
+ * invalidating them all would make every change of its balance a cluster-wide cache flush
+ * (a notification over 8 kB is sent as "drop everything"). Updating an expired key's expiry
+ * invalidates it by itself.
+ */
+const VERIFIABLE = (now: string) =>
+  `deleted_at is null and (expires_at is null or expires_at >= ${now})`;
 
-/** The keys that spend `holderId`'s balance (rerolled keys in their grace period). */
+/** The keys that spend `holderId`'s balance and can still verify at `now`. */
 export async function keyCreditDependents(
   q: Queryable,
   holderId: string,
+  now: number,
 ): Promise<CreditDependent[]> {
   return q.query<CreditDependent>(
-    `select ${DEPENDENT}
+    `select id, workspace_id as "workspaceId", hash
      from keys
-     where credits_key_id = $1`,
-    [holderId],
+     where credits_key_id = $1
+       and ${VERIFIABLE("$2")}`,
+    [holderId, now],
   );
 }
 
 /**
  * Points every key that spends `from`'s balance at `to` instead (a reroll moves the
- * balance); returns the keys it moved.
+ * balance); returns those of them that can still verify at `now`.
  */
 export async function keyMoveCreditsPointers(
   q: Queryable,
   from: string,
   to: string,
+  now: number,
 ): Promise<CreditDependent[]> {
   return q.query<CreditDependent>(
-    `update keys
-     set credits_key_id = $2
-     where credits_key_id = $1
-     returning ${DEPENDENT}`,
-    [from, to],
+    `with moved as (
+       update keys
+       set credits_key_id = $2
+       where credits_key_id = $1
+       returning id, workspace_id, hash, deleted_at, expires_at
+     )
+     select id, workspace_id as "workspaceId", hash
+     from moved
+     where ${VERIFIABLE("$3")}`,
+    [from, to, now],
   );
 }
 
@@ -253,22 +270,28 @@ export async function keyFindForUpdate(q: Queryable, id: string): Promise<KeyRow
 
 /**
  * Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes);
- * returns those keys.
+ * returns those of them that can still verify at `now`.
  */
 export async function keyCopyCreditsToDependents(
   q: Queryable,
   holder: KeyRow,
+  now: number,
 ): Promise<CreditDependent[]> {
   return q.query<CreditDependent>(
-    `update keys
-     set remaining = $2,
-         refill_amount = $3,
-         refill_day = $4,
-         last_refill_at = $5,
-         credits_key_id = null
-     where credits_key_id = $1
-     returning ${DEPENDENT}`,
-    [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt],
+    `with copied as (
+       update keys
+       set remaining = $2,
+           refill_amount = $3,
+           refill_day = $4,
+           last_refill_at = $5,
+           credits_key_id = null
+       where credits_key_id = $1
+       returning id, workspace_id, hash, deleted_at, expires_at
+     )
+     select id, workspace_id as "workspaceId", hash
+     from copied
+     where ${VERIFIABLE("$6")}`,
+    [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt, now],
   );
 }
 

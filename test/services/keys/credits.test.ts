@@ -138,3 +138,45 @@ runAuthCases(s, "keys.updateCredits", async () => ({
   operation: "set",
   value: 2,
 }));
+
+describe("invalidations of the keys that spend a balance", () => {
+  /** The key invalidations the next mutations publish to other nodes. */
+  async function published(change: () => Promise<unknown>): Promise<string[]> {
+    const bus = s.app.deps.bus;
+    const notify = bus.notify;
+    const seen: string[] = [];
+    bus.notify = (tx, events) => {
+      for (const e of events) seen.push(e.kind === "key" ? e.id : e.kind);
+      return notify.call(bus, tx, events);
+    };
+    try {
+      await change();
+    } finally {
+      bus.notify = notify;
+    }
+    return seen;
+  }
+
+  it("name the rerolled keys still in their grace period, not the expired ones", async () => {
+    const start = Date.parse("2026-08-01T09:00:00Z");
+    s.clock.set(start);
+    const first = await s.seed.key({ credits: { remaining: 100 } });
+    // Rotated 80 times with a 1 s grace period: 80 keys spend the latest one's balance.
+    const rotated = [first.keyId];
+    for (let i = 0; i < 80; i++) {
+      const res = await s.call("json", "keys.rerollKey", {
+        keyId: rotated.at(-1),
+        expiration: 1_000,
+      });
+      rotated.push(res.data.keyId);
+    }
+    const latest = rotated.at(-1) as string;
+    const setTo = (value: number) =>
+      s.call("json", "keys.updateCredits", { keyId: latest, operation: "set", value });
+    // In their grace period every one of them may verify: each is named.
+    expect((await published(() => setTo(50))).sort()).toEqual([...rotated].sort());
+    s.clock.set(start + 2_000);
+    // Expired, they answer EXPIRED whatever the balance: only the holder is named.
+    expect(await published(() => setTo(40))).toEqual([latest]);
+  });
+});
