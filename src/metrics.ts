@@ -182,7 +182,7 @@ export function registerEventMetrics(
   );
   gauge(
     "latchkey_events_dropped",
-    "Verification events dropped because the buffer was full.",
+    "Verification events dropped: the buffer was full, or they were still unwritten when the server stopped.",
     (s) => s.dropped,
   );
   gauge(

@@ -123,6 +123,8 @@ export class EventBuffer {
   private flushing: Promise<boolean> | undefined;
   private readonly lastUsed: LastUsedWriter;
   private readonly pool = new ChunkPool();
+  /** Set once `stop` is done: later events are dropped, late writes no longer count. */
+  private closed = false;
 
   constructor(
     private readonly db: Db,
@@ -134,7 +136,11 @@ export class EventBuffer {
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
   record(event: AnalyticsEvent): void {
-    if (this.buffered >= this.options.maxEvents || this.bufferedBytes >= this.options.maxBytes) {
+    if (
+      this.closed ||
+      this.buffered >= this.options.maxEvents ||
+      this.bufferedBytes >= this.options.maxBytes
+    ) {
       this.counts.dropped++;
       return;
     }
@@ -160,25 +166,33 @@ export class EventBuffer {
   }
 
   /**
-   * Stops the timer and writes out everything buffered. While the database fails, it tries
-   * again every STOP_RETRY_MS for up to `retryForMs` (a restarting PostgreSQL during a
-   * deploy); what it still cannot write is then lost with the process, and is counted as
-   * dropped and logged, so written + dropped still accounts for every event offered.
+   * Stops the timer and writes out everything buffered, including events recorded while it
+   * runs (a request answered during the stop). While the database fails, it tries again every
+   * STOP_RETRY_MS for up to `retryForMs` (a restarting PostgreSQL during a deploy), and a
+   * write that hangs (a vanished host) is given up at that time too. What it cannot write is
+   * then lost with the process: counted as dropped and logged, so written + dropped still
+   * accounts for every event offered. Events offered after the stop are dropped.
    */
   async stop(retryForMs = 0): Promise<void> {
     clearInterval(this.timer);
     const until = performance.now() + retryForMs;
-    while (!(await this.flush())) {
+    while (this.buffered > 0) {
+      const attempt = this.flush();
+      const written =
+        retryForMs > 0 ? await within(attempt, until - performance.now()) : await attempt;
+      if (written) continue;
       const left = until - performance.now();
-      if (left <= 0) {
-        this.abandon();
-        return;
-      }
+      if (left <= 0) break;
       await new Promise((resolve) => setTimeout(resolve, Math.min(STOP_RETRY_MS, left)));
     }
+    this.closed = true;
+    if (this.buffered > 0) this.abandon();
   }
 
-  /** Gives up the buffered events: they move from recorded to dropped. */
+  /**
+   * Gives up the buffered events: they move from recorded to dropped. A write still in flight
+   * no longer counts (it may land; the process is exiting).
+   */
   private abandon(): void {
     const lost = this.buffered;
     for (const batch of this.batches) batch.release();
@@ -219,6 +233,7 @@ export class EventBuffer {
       const batch = this.batches[0] as Batch;
       try {
         await this.write(batch);
+        if (this.closed) return false; // given up by stop meanwhile: counted as dropped
       } catch (err) {
         this.counts.failedFlushes++;
         this.log.warn({ err, buffered: this.buffered }, "analytics events not written; will retry");
@@ -272,6 +287,16 @@ export class EventBuffer {
     );
     for (const d of missing) this.partitions.add(`${table}:${d}`);
   }
+}
+
+/** `attempt`'s result, or false once `ms` have passed without one. */
+function within(attempt: Promise<boolean>, ms: number): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(false);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([attempt, late]).finally(() => clearTimeout(timer));
 }
 
 /** Lets the event loop run what is waiting (I/O first) before the next statement. */

@@ -196,6 +196,29 @@ describe("the verification event buffer", () => {
     });
   });
 
+  it("stop gives up a write that hangs at its deadline, and drops what is offered after it", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 100; i++) buffer.record(event(i, day + i));
+    await buffer.flush(); // creates the partition, so the hang below is in the transaction
+    for (let i = 100; i < 130; i++) buffer.record(event(i, day + i));
+    const { transaction } = db;
+    db.transaction = () => new Promise(() => {}); // a host that vanished: no answer, no error
+    const started = performance.now();
+    await buffer.stop(300);
+    console.log(
+      `stop gave up a hanging write after ${(performance.now() - started).toFixed(0)} ms`,
+    );
+    db.transaction = transaction;
+    buffer.record(event(130, day + 130));
+    expect(buffer.stats()).toMatchObject({
+      recorded: 100,
+      written: 100,
+      dropped: 31,
+      buffered: 0,
+    });
+  });
+
   it("bounds the bytes it holds as well as the events, counting what it drops", async () => {
     const { buffer, db } = await newBuffer({
       maxEvents: 10_000,
