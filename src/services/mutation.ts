@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Invalidation } from "../cache/bus.js";
-import type { Queryable } from "../storage/db.js";
+import { isTransientConflict, type Queryable } from "../storage/db.js";
 import { type AuditEntry, auditInsert } from "../storage/queries/audit-logs.js";
 import { callOf } from "./call.js";
 import type { Deps } from "./deps.js";
@@ -31,10 +31,17 @@ export interface Actor {
   requestId: string | null;
 }
 
+/** Runs of a unit of work that PostgreSQL aborted for a concurrent one, before giving up. */
+const MAX_ATTEMPTS = 3;
+
 /**
  * Runs `fn` as one unit of work: its writes, its audit records and its invalidation
  * NOTIFY commit together or not at all; once committed, its invalidations are applied
- * to this node's caches before the caller answers.
+ * to this node's caches before the caller answers. A unit that PostgreSQL aborts as a
+ * deadlock victim (or a serialization failure) is run again from the start: two changes
+ * may lock the same keys in opposite orders (updateCredits of a rerolled key locks it, then
+ * the key holding its balance; rerollKey of that key locks it, then repoints the first).
+ * `fn` must therefore only change the database and the `change` it is given.
  */
 export async function mutateAs<T>(
   deps: Pick<Deps, "db" | "bus" | "clock">,
@@ -42,6 +49,21 @@ export async function mutateAs<T>(
   fn: (tx: Queryable, change: Change) => Promise<T>,
 ): Promise<T> {
   const now = deps.clock.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await attemptOnce(deps, actor, now, fn);
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || !isTransientConflict(err)) throw err;
+    }
+  }
+}
+
+async function attemptOnce<T>(
+  deps: Pick<Deps, "db" | "bus">,
+  actor: Actor,
+  now: number,
+  fn: (tx: Queryable, change: Change) => Promise<T>,
+): Promise<T> {
   const records: AuditEntry[] = [];
   const events: Invalidation[] = [];
   const correlationId = actor.requestId;

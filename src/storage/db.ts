@@ -89,6 +89,15 @@ export function isUnavailable(err: unknown): boolean {
   return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08");
 }
 
+/**
+ * True when PostgreSQL aborted a transaction only because of another one running at the
+ * same time (deadlock 40P01, serialization failure 40001): running it again succeeds.
+ */
+export function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
 /** True when a driver error is a unique-constraint violation (SQLSTATE 23505). */
 export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === "23505";

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { type Actor, mutateAs } from "../../src/services/mutation.js";
+import { currentEngine } from "../harness/engine.js";
+import { useServer } from "../harness/server.js";
+
+// A unit of work that PostgreSQL aborts for a concurrent one (a deadlock victim) is run again
+// from the start, with nothing of the aborted run kept.
+
+const s = useServer();
+let n = 0;
+
+const actor = (): Actor => ({
+  type: "rootkey",
+  id: "rk_mutation_test",
+  workspaceId: s.workspaceId,
+  requestId: `req_mutation_${++n}`,
+});
+
+const auditCount = async (requestId: string) =>
+  (
+    await s.db.query<{ n: number }>(
+      "select count(*)::int as n from audit_logs where request_id = $1",
+      [requestId],
+    )
+  )[0]?.n;
+
+describe("mutateAs and transient conflicts", () => {
+  it("runs a unit aborted as a deadlock victim again, keeping one audit record", async () => {
+    const who = actor();
+    let runs = 0;
+    const result = await mutateAs(s.app.deps, who, async (tx, change) => {
+      runs++;
+      change.audit({
+        event: "test.mutation",
+        resourceType: "test",
+        resourceId: "t1",
+        description: `run ${runs}`,
+      });
+      await tx.query("select 1");
+      if (runs === 1) throw Object.assign(new Error("deadlock detected"), { code: "40P01" });
+      return runs;
+    });
+    expect(result).toBe(2);
+    expect(await auditCount(who.requestId as string)).toBe(1);
+  });
+
+  it("gives up after three conflicts, and never retries other errors", async () => {
+    let runs = 0;
+    await expect(
+      mutateAs(s.app.deps, actor(), async () => {
+        runs++;
+        throw Object.assign(new Error("could not serialize access"), { code: "40001" });
+      }),
+    ).rejects.toThrow("could not serialize access");
+    expect(runs).toBe(3);
+    runs = 0;
+    await expect(
+      mutateAs(s.app.deps, actor(), async () => {
+        runs++;
+        throw Object.assign(new Error("duplicate key"), { code: "23505" });
+      }),
+    ).rejects.toThrow("duplicate key");
+    expect(runs).toBe(1);
+  });
+
+  // PGlite has one connection: two transactions cannot wait on each other there.
+  it.skipIf(currentEngine() !== "postgres")(
+    "resolves a real deadlock: two units locking two keys in opposite orders both commit",
+    async () => {
+      const a = await s.seed.key({ credits: { remaining: 10 } });
+      const b = await s.seed.key({ credits: { remaining: 10 } });
+      let locked = 0;
+      let bothLocked: () => void = () => {};
+      const barrier = new Promise<void>((resolve) => {
+        bothLocked = resolve;
+      });
+      const runs = { first: 0, second: 0 };
+      const take = (first: string, second: string, name: "first" | "second") =>
+        mutateAs(s.app.deps, actor(), async (tx) => {
+          runs[name]++;
+          await tx.query("update keys set remaining = remaining - 1 where id = $1", [first]);
+          if (++locked === 2) bothLocked();
+          await barrier; // each holds one row and now asks for the other's
+          await tx.query("update keys set remaining = remaining - 1 where id = $1", [second]);
+        });
+      const started = performance.now();
+      await Promise.all([take(a.keyId, b.keyId, "first"), take(b.keyId, a.keyId, "second")]);
+      console.log(
+        `deadlock resolved in ${(performance.now() - started).toFixed(0)} ms, runs ${JSON.stringify(runs)}`,
+      );
+      expect(runs.first + runs.second).toBe(3);
+      const rows = await s.db.query<{ remaining: number }>(
+        "select remaining from keys where id = any($1::text[])",
+        [[a.keyId, b.keyId]],
+      );
+      expect(rows.map((r) => r.remaining)).toEqual([8, 8]);
+    },
+  );
+});
