@@ -159,6 +159,28 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
 
     const DENIED = code("INSUFFICIENT_PERMISSIONS");
 
+    /** A change that takes the queried permission away from a key that had it. */
+    function revokes<K extends { key: string; permission: string }>(
+      label: string,
+      make: () => Promise<K>,
+      procedure: string,
+      body: (k: K) => Record<string, unknown>,
+    ): Scenario {
+      return {
+        name: `${label} → INSUFFICIENT_PERMISSIONS`,
+        async prepare() {
+          const k = await make();
+          return {
+            verify: { key: k.key, permissions: k.permission },
+            before: VALID,
+            procedure,
+            body: body(k),
+            after: DENIED,
+          };
+        },
+      };
+    }
+
     const scenarios: Scenario[] = [
       {
         name: "keys.updateKey enabled:false → DISABLED",
@@ -245,84 +267,33 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
           };
         },
       },
-      {
-        name: "keys.setPermissions [] → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithPermission();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.setPermissions",
-            body: { keyId: k.keyId, permissions: [] },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "keys.removePermissions → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithPermission();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.removePermissions",
-            body: { keyId: k.keyId, permissions: [k.permission] },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "keys.setRoles [] → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithRole();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.setRoles",
-            body: { keyId: k.keyId, roles: [] },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "permissions.deleteRole → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithRole();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "permissions.deleteRole",
-            body: { role: k.role },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "permissions.deletePermission → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithPermission();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "permissions.deletePermission",
-            body: { permission: k.permission },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "permissions.setRolePermissions [] → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithRole();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "permissions.setRolePermissions",
-            body: { roleId: k.roleId, permissions: [] },
-            after: DENIED,
-          };
-        },
-      },
+      revokes("keys.setPermissions []", keyWithPermission, "keys.setPermissions", (k) => ({
+        keyId: k.keyId,
+        permissions: [],
+      })),
+      revokes("keys.removePermissions", keyWithPermission, "keys.removePermissions", (k) => ({
+        keyId: k.keyId,
+        permissions: [k.permission],
+      })),
+      revokes("keys.setRoles []", keyWithRole, "keys.setRoles", (k) => ({
+        keyId: k.keyId,
+        roles: [],
+      })),
+      revokes("permissions.deleteRole", keyWithRole, "permissions.deleteRole", (k) => ({
+        role: k.role,
+      })),
+      revokes(
+        "permissions.deletePermission",
+        keyWithPermission,
+        "permissions.deletePermission",
+        (k) => ({ permission: k.permission }),
+      ),
+      revokes(
+        "permissions.setRolePermissions []",
+        keyWithRole,
+        "permissions.setRolePermissions",
+        (k) => ({ roleId: k.roleId, permissions: [] }),
+      ),
       {
         name: "identities.updateIdentity meta → the identity's new meta",
         async prepare() {
@@ -408,19 +379,10 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
           };
         },
       },
-      {
-        name: "keys.removeRoles → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithRole();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.removeRoles",
-            body: { keyId: k.keyId, roles: [k.role] },
-            after: DENIED,
-          };
-        },
-      },
+      revokes("keys.removeRoles", keyWithRole, "keys.removeRoles", (k) => ({
+        keyId: k.keyId,
+        roles: [k.role],
+      })),
       {
         // A request naming no limit evaluates the limits of the cached record.
         name: "keys.updateKey ratelimits → the new limit",
@@ -492,32 +454,14 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
           };
         },
       },
-      {
-        name: "keys.updateKey roles [] → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithRole();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.updateKey",
-            body: { keyId: k.keyId, roles: [] },
-            after: DENIED,
-          };
-        },
-      },
-      {
-        name: "keys.updateKey permissions [] → INSUFFICIENT_PERMISSIONS",
-        async prepare() {
-          const k = await keyWithPermission();
-          return {
-            verify: { key: k.key, permissions: k.permission },
-            before: VALID,
-            procedure: "keys.updateKey",
-            body: { keyId: k.keyId, permissions: [] },
-            after: DENIED,
-          };
-        },
-      },
+      revokes("keys.updateKey roles []", keyWithRole, "keys.updateKey", (k) => ({
+        keyId: k.keyId,
+        roles: [],
+      })),
+      revokes("keys.updateKey permissions []", keyWithPermission, "keys.updateKey", (k) => ({
+        keyId: k.keyId,
+        permissions: [],
+      })),
       {
         name: "keys.updateKey externalId → the new identity in the answer",
         async prepare() {
