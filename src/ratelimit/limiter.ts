@@ -27,6 +27,11 @@ export interface LimitOutcome {
 export interface LimitDecision {
   success: boolean;
   outcomes: LimitOutcome[];
+  /**
+   * Made up because the backend was unreachable (RATELIMIT_FAILURE_MODE=open): nothing was
+   * taken, so there is nothing to refund.
+   */
+  degraded?: true;
 }
 
 /**

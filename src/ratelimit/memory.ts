@@ -10,7 +10,10 @@ interface Counter {
 /** A counter per name and window length: changing a duration starts a separate counter. */
 const counterKey = (c: LimitCheck) => `${c.counter}|${c.durationMs}`;
 
-/** Expired counters are swept when the map grows past this many entries, and every minute. */
+/**
+ * Expired counters are swept every minute, and at most once a second while the map holds
+ * more than this many entries.
+ */
 const SWEEP_THRESHOLD = 100_000;
 
 /**
@@ -20,6 +23,7 @@ const SWEEP_THRESHOLD = 100_000;
 export class MemoryLimiter implements Limiter {
   private readonly counters = new Map<string, Counter>();
   private readonly timer: NodeJS.Timeout;
+  private lastSweep = 0;
 
   constructor(private readonly clock: { now(): number } = { now: () => Date.now() }) {
     this.timer = setInterval(() => this.sweep(this.clock.now()), 60_000);
@@ -27,11 +31,18 @@ export class MemoryLimiter implements Limiter {
   }
 
   async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {
+    // A counter named twice sees the cost of its earlier entries (as in the Redis script).
+    const earlier = checks.length > 1 ? new Map<string, number>() : undefined;
     const states = checks.map((check) => {
       const w = windowAt(now, check.durationMs);
       const key = counterKey(check);
       const entry = this.counters.get(key);
-      const current = entry && entry.windowStart === w.start ? entry.count : 0;
+      let current = entry && entry.windowStart === w.start ? entry.count : 0;
+      if (earlier) {
+        const before = earlier.get(key) ?? 0;
+        current += before;
+        earlier.set(key, before + check.cost);
+      }
       return { check, reset: w.reset, current, windowStart: w.start, key, entry };
     });
     const decision = decideAll(states);
@@ -48,7 +59,9 @@ export class MemoryLimiter implements Limiter {
         } else this.counters.set(s.key, { windowStart: s.windowStart, reset: s.reset, count });
       }
     }
-    if (this.counters.size > SWEEP_THRESHOLD) this.sweep(now);
+    // Past the threshold, sweep at most once a second: live counters stay, so sweeping on
+    // every decision would scan the whole map each time.
+    if (this.counters.size > SWEEP_THRESHOLD && now - this.lastSweep >= 1_000) this.sweep(now);
     return decision;
   }
 
@@ -71,6 +84,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   private sweep(now: number): void {
+    this.lastSweep = now;
     for (const [key, entry] of this.counters) if (entry.reset <= now) this.counters.delete(key);
   }
 }

@@ -6,17 +6,22 @@ import { decideAll, type LimitCheck, type LimitDecision, type Limiter } from "./
  * One round trip per decision: reads every counter of the current window, and takes every
  * cost only if every counter has room (all-or-nothing, atomic: a Lua script runs alone).
  * KEYS: one counter per limit, its window start in the name. ARGV: limit, cost and time to
- * live (ms) per key. Returns the counts before the decision, then 1 or 0.
+ * live (ms) per key. Returns the counts before the decision, then 1 or 0. A counter named
+ * twice (one decision limiting the same identifier twice) sees the cost of its earlier
+ * entries, as if they were decided one after the other: the limit holds for their sum.
  */
 const CHECK = `
 local n = #KEYS
 local out = {}
 local ok = 1
+local earlier = {}
 for i = 1, n do
-  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local cost = tonumber(ARGV[3 * i - 1])
+  local before = earlier[KEYS[i]] or 0
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0') + before
+  earlier[KEYS[i]] = before + cost
   out[i] = c
   local limit = tonumber(ARGV[3 * i - 2])
-  local cost = tonumber(ARGV[3 * i - 1])
   if limit <= 0 or c + cost > limit then ok = 0 end
 end
 if ok == 1 then
@@ -65,6 +70,10 @@ export class RedisLimiter implements Limiter {
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
+      // A check or refund sent before a connection broke may have run: sending it again
+      // after reconnecting would take (or give back) its tokens twice. It fails instead,
+      // and RATELIMIT_FAILURE_MODE answers.
+      autoResendUnfulfilledCommands: false,
       connectTimeout: 2_000,
       // A backstop that frees a command Redis never answers; decisions give up sooner
       // (DECISION_TIMEOUT_MS, below).

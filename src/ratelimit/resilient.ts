@@ -29,6 +29,7 @@ export class ResilientLimiter implements Limiter {
       if (this.mode === "closed") throw errors.serviceUnavailable(err);
       return {
         success: true,
+        degraded: true,
         outcomes: checks.map((c) => ({
           passed: true,
           remaining: c.limit,

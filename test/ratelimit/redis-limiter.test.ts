@@ -68,6 +68,21 @@ describe.skipIf(!redisUrl)("the Redis limiter", () => {
     expect((await limiter.check([check(b, 200), check(a, 1)], now)).success).toBe(true);
   });
 
+  it("holds a counter named twice in one decision to the sum of its costs", async () => {
+    const w = ws();
+    const same = counterName(w, "ns", "rlns_d", "same");
+    const now = Date.now();
+    const twice = await limiter.check([check(same, 1), check(same, 1)], now);
+    expect(twice.success).toBe(false);
+    expect(twice.outcomes.map((o) => o.passed)).toEqual([true, false]);
+    expect((await limiter.check([check(same, 1)], now)).success).toBe(true);
+    const pair = counterName(w, "ns", "rlns_d", "pair");
+    const fits = await limiter.check([check(pair, 2), check(pair, 2)], now);
+    expect(fits.success).toBe(true);
+    expect(fits.outcomes.map((o) => o.remaining)).toEqual([1, 0]);
+    expect((await limiter.check([check(pair, 2)], now)).success).toBe(false);
+  });
+
   it("admits exactly the limit of 1000 concurrent decisions", async () => {
     const c = counterName(ws(), "ns", "rlns_x", "hot");
     const now = Date.now();

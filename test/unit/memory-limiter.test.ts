@@ -44,6 +44,36 @@ describe("the in-process limiter", () => {
     await l.close();
   });
 
+  it("holds a counter named twice in one decision to the sum of its costs", async () => {
+    const l = new MemoryLimiter();
+    const twice = await l.check([check("same", 1), check("same", 1)], 0);
+    expect(twice.success).toBe(false);
+    expect(twice.outcomes.map((o) => o.passed)).toEqual([true, false]);
+    // Nothing was taken: the counter still has its one token.
+    expect((await l.check([check("same", 1)], 0)).success).toBe(true);
+    const fits = await l.check([check("pair", 2), check("pair", 2)], 0);
+    expect(fits.success).toBe(true);
+    expect(fits.outcomes.map((o) => o.remaining)).toEqual([1, 0]);
+    expect((await l.check([check("pair", 2)], 0)).success).toBe(false);
+    await l.close();
+  });
+
+  it("past 100,000 counters sweeps expired ones at most once a second, not on every decision", async () => {
+    const l = new MemoryLimiter();
+    const fill = async (at: number) => {
+      for (let i = 0; i <= 100_000; i++) await l.check([check(`c${at}_${i}`, 5)], at);
+    };
+    await fill(0); // windows of 1 s: all end at 1000
+    await l.check([check("probe", 5)], 1_500);
+    expect(l.size).toBeLessThan(10); // swept: everything had expired
+    await fill(1_600); // end at 2000
+    await l.check([check("probe", 5)], 2_200);
+    expect(l.size).toBeGreaterThan(100_000); // expired, but the last sweep was 700 ms ago
+    await l.check([check("probe", 5)], 2_600);
+    expect(l.size).toBeLessThan(10);
+    await l.close();
+  });
+
   it("checks without spending at cost 0, and refunds within the window", async () => {
     const l = new MemoryLimiter();
     expect((await l.check([check("z", 1, 0)], 0)).outcomes[0]?.remaining).toBe(1);

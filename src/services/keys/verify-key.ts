@@ -11,7 +11,7 @@ import { type PlannedLimit, planLimits, type RequestedLimit } from "../../domain
 import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root-permissions.js";
 import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
 import { errors } from "../../errors/service-error.js";
-import { counterName, type LimitCheck } from "../../ratelimit/limiter.js";
+import { counterName, type LimitCheck, type LimitDecision } from "../../ratelimit/limiter.js";
 import type { KeyRecordRow } from "../../storage/queries/key-records.js";
 import { type Call, callOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -58,8 +58,12 @@ export async function verifyKey(
   if (plan.unknown !== undefined)
     throw errors.preconditionFailed(unknownLimit(plan.unknown, record));
   const { planned, checks } = plan;
-  const decision =
+  const decision: LimitDecision =
     checks.length > 0 ? await deps.limiter.check(checks, now) : { success: true, outcomes: [] };
+  // Gives the tokens back when the credits then fail; a made-up decision (the limiter's
+  // backend unreachable, failure mode open) took none.
+  const tookTokens = decision.degraded !== true;
+  const refund = () => (tookTokens ? deps.limiter.refund(checks, now) : Promise.resolve());
   const limits = planned.map((p, i) =>
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
@@ -84,7 +88,7 @@ export async function verifyKey(
   try {
     spent = await deps.credits.spend(record.id, cost, record.creditsKeyId);
   } catch (err) {
-    await deps.limiter.refund(checks, now);
+    await refund();
     throw err;
   }
   if (spent.status === "spent" || spent.status === "insufficient") {
@@ -108,17 +112,16 @@ export async function verifyKey(
     case "unlimited":
       return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", null, limits));
     case "insufficient": {
-      await deps.limiter.refund(checks, now);
+      await refund();
       // The tokens went back: report the limits as they are now.
-      const back = limits.map((l, i) => ({
-        ...l,
-        remaining: l.remaining + BigInt(checks[i]?.cost ?? 0),
-      }));
+      const back = tookTokens
+        ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
+        : limits;
       const data = keyData(record, "USAGE_EXCEEDED", spent.remaining, back);
       return answer(deps, call, req, record, "USAGE_EXCEEDED", 0, data);
     }
     case "gone":
-      await deps.limiter.refund(checks, now);
+      await refund();
       return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
   }
 }
