@@ -21,8 +21,8 @@ export interface Caches {
   apis: TtlCache<ApiRow | null>;
   /** Verification records of live keys by the hash of their secret (null: no such key). */
   keys: TtlCache<KeyRecordRow | null>;
-  /** Rate-limit namespaces with their overrides, by `workspaceId:id` and `workspaceId:name`. */
-  namespaces: TtlCache<NamespaceEntry>;
+  /** Rate-limit namespaces with their overrides, by `workspaceId:<id or name as asked>`. */
+  namespaces: TtlCache<NamespaceEntry | undefined>;
 }
 
 /** A namespace and its live overrides, as the rate limiter reads them. */
@@ -70,7 +70,7 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         caches.keys.deleteWhere((r) => r?.workspaceId === e.workspaceId);
         break;
       case "namespace":
-        caches.namespaces.deleteWhere((n) => n.namespace.id === e.id);
+        caches.namespaces.deleteWhere((n) => n?.namespace.id === e.id);
         break;
     }
   });

@@ -7,6 +7,8 @@ interface Entry<V> {
   usedAt: number;
 }
 
+const always = () => true;
+
 /** How stale an entry's place in the recency order may be. */
 const RECENCY_RESOLUTION_MS = 1_000;
 
@@ -63,8 +65,11 @@ export class TtlCache<V> {
     }
   }
 
-  /** Returns the cached value or loads it once for all concurrent callers. */
-  load(key: string, loader: () => Promise<V>): Promise<V> {
+  /**
+   * Returns the cached value or loads it once for all concurrent callers; a loaded value is
+   * kept only if `keep` says so (e.g. not an absence that a creation would not invalidate).
+   */
+  load(key: string, loader: () => Promise<V>, keep: (value: V) => boolean = always): Promise<V> {
     const e = this.entries.get(key);
     if (e !== undefined) {
       const now = this.clock.now();
@@ -79,7 +84,7 @@ export class TtlCache<V> {
     const p = loader().then(
       (value) => {
         if (this.inflight.get(key) === p) this.inflight.delete(key);
-        if (this.generation === generation) this.set(key, value);
+        if (this.generation === generation && keep(value)) this.set(key, value);
         return value;
       },
       (err: unknown) => {

@@ -11,21 +11,27 @@ import { authorize } from "../auth.js";
 import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
 
-/** Loads a namespace (by id or name) with its overrides, through the cache; undefined when none. */
-async function lookup(
+/**
+ * Loads a namespace (by id or name) with its overrides, through the cache. Through `load`, so
+ * a read that started before an override changed is not stored after the change's
+ * invalidation; under the key asked for only (a name may equal another namespace's id, and
+ * the database prefers the id); an absence is not kept (creating a namespace invalidates
+ * nothing), undefined.
+ */
+function lookup(
   deps: Deps,
   workspaceId: string,
   idOrName: string,
 ): Promise<NamespaceEntry | undefined> {
-  const key = `${workspaceId}:${idOrName}`;
-  const hit = deps.caches.namespaces.get(key);
-  if (hit) return hit;
-  const namespace = await namespaceFind(deps.db, workspaceId, idOrName);
-  if (!namespace) return undefined;
-  const entry = { namespace, overrides: await overridesOfNamespace(deps.db, namespace.id) };
-  deps.caches.namespaces.set(`${workspaceId}:${namespace.id}`, entry);
-  deps.caches.namespaces.set(`${workspaceId}:${namespace.name}`, entry);
-  return entry;
+  return deps.caches.namespaces.load(
+    `${workspaceId}:${idOrName}`,
+    async () => {
+      const namespace = await namespaceFind(deps.db, workspaceId, idOrName);
+      if (!namespace) return undefined;
+      return { namespace, overrides: await overridesOfNamespace(deps.db, namespace.id) };
+    },
+    (entry) => entry !== undefined,
+  );
 }
 
 /** The namespace an override procedure names: 404 when it does not exist or was deleted. */

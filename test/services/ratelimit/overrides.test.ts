@@ -238,3 +238,34 @@ runAuthCases(s, "ratelimit.setOverride", async () => ({
   limit: 1,
   duration: 1000,
 }));
+
+describe("the namespace cache", () => {
+  it("answers a namespace's id with that namespace, even when another is named like it", async () => {
+    const alpha = await namespace();
+    // Another namespace whose name is alpha's id (names are free text).
+    const twinId = `rlns_twin${++n}`;
+    await s.db.query(
+      "insert into ratelimit_namespaces (id, workspace_id, name, created_at) values ($1, $2, $3, $4)",
+      [twinId, s.workspaceId, alpha.id, Date.now()],
+    );
+    // Look the twin up by its id, then alpha by its id: the database prefers the id.
+    await s.call("json", "ratelimit.limit", {
+      namespace: twinId,
+      identifier: "u",
+      limit: 5,
+      duration: HOUR,
+    });
+    const set = await s.call("json", "ratelimit.setOverride", {
+      namespace: alpha.id,
+      identifier: "vip",
+      limit: 3,
+      duration: HOUR,
+    });
+    expect(set.status).toBe(200);
+    const got = await s.call("json", "ratelimit.getOverride", {
+      namespace: alpha.name,
+      identifier: "vip",
+    });
+    expect(got.data).toMatchObject({ limit: 3 });
+  });
+});

@@ -14,6 +14,22 @@ describe("TtlCache", () => {
     expect(cache.get("a")).toBeUndefined();
   });
 
+  it("keeps a loaded value only when keep says so", async () => {
+    const t = { now: 0 };
+    const cache = new TtlCache<string | undefined>(10, 60_000, clockAt(t));
+    let loads = 0;
+    const loader = async () => {
+      loads++;
+      return undefined;
+    };
+    const keep = (v: string | undefined) => v !== undefined;
+    expect(await cache.load("absent", loader, keep)).toBeUndefined();
+    expect(await cache.load("absent", loader, keep)).toBeUndefined();
+    expect(loads).toBe(2);
+    expect(await cache.load("present", async () => "P", keep)).toBe("P");
+    expect(await cache.load("present", async () => "other", keep)).toBe("P");
+  });
+
   it("holds at most maxEntries, dropping the least recently used (to the second)", async () => {
     const t = { now: 0 };
     const cache = new TtlCache<number>(3, 60_000, clockAt(t));
