@@ -19,7 +19,7 @@ export type Invalidation =
 
 type Listener = (event: Invalidation) => void;
 
-/** NOTIFY payloads must stay under 8000 bytes; a larger batch is sent as `all`. */
+/** NOTIFY payloads must stay under 8000 bytes; a larger batch is split over several. */
 const MAX_PAYLOAD_BYTES = 7900;
 /** The PostgreSQL channel of invalidations. */
 export const INVALIDATION_CHANNEL = "latchkey_invalidation";
@@ -34,6 +34,7 @@ export const INVALIDATION_CHANNEL = "latchkey_invalidation";
 export class InvalidationBus {
   private readonly listeners: Listener[] = [];
   private unlisten: (() => Promise<void>) | undefined;
+  private stopped = false;
 
   /** `onRemote` is told of every notification received from another node (a metric). */
   constructor(
@@ -45,14 +46,15 @@ export class InvalidationBus {
     this.listeners.push(listener);
   }
 
-  /** Queues the events for delivery to other nodes at commit of `tx`. */
+  /**
+   * Queues the events for delivery to other nodes at commit of `tx`, in as many
+   * notifications as their size needs (a migration of 1,000 keys takes about 17): sent as one
+   * "drop everything" instead, a large change would empty every cache of every node.
+   */
   async notify(tx: Queryable, events: readonly Invalidation[]): Promise<void> {
-    if (events.length === 0) return;
-    let payload = JSON.stringify({ o: this.nodeId, e: events });
-    if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
-      payload = JSON.stringify({ o: this.nodeId, e: [{ kind: "all" }] });
+    for (const payload of payloads(this.nodeId, events)) {
+      await tx.query("select pg_notify($1, $2)", [INVALIDATION_CHANNEL, payload]);
     }
-    await tx.query("select pg_notify($1, $2)", [INVALIDATION_CHANNEL, payload]);
   }
 
   /** Applies events to this node's caches. */
@@ -70,6 +72,9 @@ export class InvalidationBus {
   }
 
   async stop(): Promise<void> {
+    // postgres.js re-subscribes with new listeners when its LISTEN connection comes back,
+    // which the unlisten it returned does not remove: after a stop, notifications are ignored.
+    this.stopped = true;
     await this.unlisten?.();
     this.unlisten = undefined;
   }
@@ -82,8 +87,35 @@ export class InvalidationBus {
       this.applyLocal([{ kind: "all" }]);
       return;
     }
-    if (message.o === this.nodeId || !Array.isArray(message.e)) return;
+    if (this.stopped || message.o === this.nodeId || !Array.isArray(message.e)) return;
     this.onRemote();
     this.applyLocal(message.e as Invalidation[]);
   }
+}
+
+/** NOTIFY payloads carrying `events` in order, each under MAX_PAYLOAD_BYTES. */
+export function payloads(nodeId: string, events: readonly Invalidation[]): string[] {
+  const out: string[] = [];
+  const head = `{"o":${JSON.stringify(nodeId)},"e":[`;
+  let parts: string[] = [];
+  let size = Buffer.byteLength(head) + 2;
+  const close = () => {
+    if (parts.length > 0) out.push(`${head}${parts.join(",")}]}`);
+    parts = [];
+    size = Buffer.byteLength(head) + 2;
+  };
+  for (const e of events) {
+    const part = JSON.stringify(e);
+    const bytes = Buffer.byteLength(part) + 1;
+    if (size + bytes > MAX_PAYLOAD_BYTES) close();
+    // One event alone cannot be that large (ids and hashes); if it were, drop everything.
+    if (Buffer.byteLength(head) + 2 + bytes > MAX_PAYLOAD_BYTES) {
+      out.push(JSON.stringify({ o: nodeId, e: [{ kind: "all" }] }));
+      continue;
+    }
+    parts.push(part);
+    size += bytes;
+  }
+  close();
+  return out;
 }

@@ -84,12 +84,21 @@ async function attemptOnce<T>(
       }),
     invalidate: (e) => events.push(e),
   };
-  const result = await deps.db.transaction(async (tx) => {
-    const value = await fn(tx, change);
-    await auditInsert(tx, records);
-    await deps.bus.notify(tx, events);
-    return value;
-  });
+  let result: T;
+  try {
+    result = await deps.db.transaction(async (tx) => {
+      const value = await fn(tx, change);
+      await auditInsert(tx, records);
+      await deps.bus.notify(tx, events);
+      return value;
+    });
+  } catch (err) {
+    // The commit may have happened with its answer lost (the connection broke): this node
+    // ignores its own NOTIFY, so it drops the entries now. Dropping them for a change that
+    // did not commit only costs a cache miss.
+    deps.bus.applyLocal(events);
+    throw err;
+  }
   deps.bus.applyLocal(events);
   return result;
 }

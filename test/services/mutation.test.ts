@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hashKey } from "../../src/domain/key-material.js";
 import { type Actor, mutateAs } from "../../src/services/mutation.js";
 import { currentEngine } from "../harness/engine.js";
 import { useServer } from "../harness/server.js";
@@ -61,6 +62,21 @@ describe("mutateAs and transient conflicts", () => {
       }),
     ).rejects.toThrow("duplicate key");
     expect(runs).toBe(1);
+  });
+
+  it("drops this node's cache entries even when the transaction fails (its outcome may be unknown)", async () => {
+    const k = await s.seed.key();
+    const verify = () => s.call("json", "keys.verifyKey", { key: k.key }, null);
+    expect((await verify()).data.code).toBe("VALID");
+    const hash = hashKey(k.key);
+    expect(s.app.deps.caches.keys.get(hash)).toBeTruthy();
+    await expect(
+      mutateAs(s.app.deps, actor(), async (_tx, change) => {
+        change.invalidate({ kind: "key", workspaceId: s.workspaceId, id: k.keyId, hash });
+        throw Object.assign(new Error("Connection terminated"), { code: "CONNECTION_CLOSED" });
+      }),
+    ).rejects.toThrow("Connection terminated");
+    expect(s.app.deps.caches.keys.get(hash)).toBeUndefined();
   });
 
   // PGlite has one connection: two transactions cannot wait on each other there.
