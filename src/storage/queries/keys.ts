@@ -150,10 +150,9 @@ export interface CreditDependent {
 /**
  * Of the keys a statement touched, those that can still verify at `now` (live, not expired):
  * the only ones whose cached records can answer with a balance. Rerolled keys keep their
- * pointer after their grace period, so a key rotated daily gathers dozens of expired ones;
- * invalidating them all would make every change of its balance a cluster-wide cache flush
- * (a notification over 8 kB is sent as "drop everything"). Updating an expired key's expiry
- * invalidates it by itself.
+ * pointer after their grace period, so a key rotated daily gathers hundreds of expired ones
+ * over a year; naming them all would send that many invalidations to every node on every
+ * change of its balance. Updating an expired key's expiry invalidates it by itself.
  */
 const VERIFIABLE = (now: string) =>
   `deleted_at is null and (expires_at is null or expires_at >= ${now})`;
