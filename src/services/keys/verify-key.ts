@@ -79,8 +79,8 @@ export async function verifyKey(
     );
   }
   // 6. Credits: one conditional decrement, committed before we answer; refused → tokens back.
-  // `credits.cost` is required once `credits` is given (the validator checks it).
-  const cost = req.credits?.cost === undefined ? 1 : Number(req.credits.cost);
+  // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see README).
+  const cost = req.credits ? Number(req.credits.cost) : 1;
   if (balance === null || cost === 0) {
     return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", balance, limits));
   }
