@@ -42,6 +42,8 @@ export class CsvRows {
   rows = 0;
   /** Bytes of row text held. */
   bytes = 0;
+  /** Bytes of memory held for them (whole chunks). */
+  held = 0;
 
   constructor(
     private readonly rowsPerSlice: number,
@@ -56,6 +58,7 @@ export class CsvRows {
       this.cut();
       this.chunk = bytes > CHUNK_BYTES ? Buffer.allocUnsafeSlow(bytes) : this.pool.take();
       this.chunks.push(this.chunk);
+      this.held += this.chunk.length;
       this.pos = 0;
       this.sliceStart = 0;
     }
@@ -79,6 +82,7 @@ export class CsvRows {
     this.done.length = 0;
     this.chunk = undefined;
     this.bytes = 0;
+    this.held = 0;
   }
 
   /** Ends the current slice, if it has rows. */

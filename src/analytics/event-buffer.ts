@@ -1,7 +1,7 @@
 import { Rollup } from "../domain/analytics/rollups.js";
 import { GRANULARITIES } from "../domain/analytics/tables.js";
 import type { Logger } from "../log.js";
-import type { Db } from "../storage/db.js";
+import { type Db, isUnavailable } from "../storage/db.js";
 import {
   type AnalyticsEvent,
   copyRatelimitRows,
@@ -46,6 +46,8 @@ export interface EventCounts {
 }
 
 const DAY_MS = 86_400_000;
+/** Refusals of one batch by a database that answers, before the batch is dropped. */
+const MAX_REJECTIONS = 3;
 /** How often `stop` tries again to write while the database fails. */
 const STOP_RETRY_MS = 200;
 
@@ -66,6 +68,8 @@ class Batch {
   /** Days (Unix ms / DAY_MS) of the verifications and of the rate-limit decisions. */
   readonly verificationDays = new Set<number>();
   readonly decisionDays = new Set<number>();
+  /** Failed writes of this batch while the database answered (a bad batch, not an outage). */
+  rejections = 0;
 
   constructor(rowsPerSlice: number, pool: ChunkPool) {
     this.verifications = new CsvRows(rowsPerSlice, pool);
@@ -76,8 +80,9 @@ class Batch {
     return this.verifications.rows + this.decisions.rows;
   }
 
+  /** Memory held for the rows (whole chunks): what EVENT_BUFFER_BYTES bounds. */
   get bytes(): number {
-    return this.verifications.bytes + this.decisions.bytes;
+    return this.verifications.held + this.decisions.held;
   }
 
   add(event: AnalyticsEvent): void {
@@ -118,6 +123,9 @@ export class EventBuffer {
   private buffered = 0;
   private bufferedBytes = 0;
   private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
+  /** Events ever accepted into batches, and of those, how many were written or given up. */
+  private accepted = 0;
+  private settled = 0;
   private readonly partitions = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<boolean> | undefined;
@@ -153,11 +161,12 @@ export class EventBuffer {
     this.bufferedBytes += this.open.bytes - before;
     this.buffered++;
     this.counts.recorded++;
+    this.accepted++;
   }
 
   /** A copy of the counters. */
-  stats(): EventCounts & { buffered: number } {
-    return { ...this.counts, buffered: this.buffered };
+  stats(): EventCounts & { buffered: number; bufferedBytes: number } {
+    return { ...this.counts, buffered: this.buffered, bufferedBytes: this.bufferedBytes };
   }
 
   start(): void {
@@ -195,11 +204,13 @@ export class EventBuffer {
    */
   private abandon(): void {
     const lost = this.buffered;
-    for (const batch of this.batches) batch.release();
+    // Not released: a write still in flight reads its batch's rows to the end, so it commits
+    // whole or not at all (released, it would stop early and commit all the rollups).
     this.batches.length = 0;
     this.open = undefined;
     this.counts.recorded -= lost;
     this.counts.dropped += lost;
+    this.settled += lost;
     this.buffered = 0;
     this.bufferedBytes = 0;
     this.log.error({ lost }, "analytics events lost at shutdown: the database cannot be reached");
@@ -211,8 +222,8 @@ export class EventBuffer {
    * buffered for a later flush.
    */
   async flush(): Promise<boolean> {
-    const upTo = this.counts.recorded;
-    while (this.counts.written < upTo) {
+    const upTo = this.accepted;
+    while (this.settled < upTo) {
       if (!(await this.pass())) return false;
     }
     return true;
@@ -236,17 +247,42 @@ export class EventBuffer {
         if (this.closed) return false; // given up by stop meanwhile: counted as dropped
       } catch (err) {
         this.counts.failedFlushes++;
+        // A partition dropped meanwhile (retention) would fail every later COPY for its day.
+        this.partitions.clear();
+        if (!this.closed && !isUnavailable(err) && ++batch.rejections >= MAX_REJECTIONS) {
+          // The database answers but refuses this batch, again and again: holding it would
+          // stop every later event of every workspace behind it.
+          this.log.error(
+            { err, events: batch.size },
+            "analytics events dropped: the database refuses their batch",
+          );
+          this.remove(batch);
+          this.counts.recorded -= batch.size;
+          this.counts.dropped += batch.size;
+          continue;
+        }
         this.log.warn({ err, buffered: this.buffered }, "analytics events not written; will retry");
+        // Events recorded from now on join the last batch again, rather than each pass
+        // starting a batch of its own (a chunk of memory each) while the database is away.
+        const last = this.batches.at(-1);
+        if (!this.closed && last && last.size < this.options.batchSize) this.open = last;
         return false;
       }
-      this.batches.shift();
-      this.buffered -= batch.size;
-      this.bufferedBytes -= batch.bytes;
+      this.remove(batch);
       this.counts.written += batch.size;
-      batch.release();
       await this.lastUsed.write(batch.lastUsed);
     }
+    if (this.lastUsed.pending) await this.lastUsed.write(new Map());
     return true;
+  }
+
+  /** Takes the oldest batch out of the buffer, settled (written or given up). */
+  private remove(batch: Batch): void {
+    this.batches.shift();
+    this.buffered -= batch.size;
+    this.bufferedBytes -= batch.bytes;
+    this.settled += batch.size;
+    batch.release();
   }
 
   /** One batch in one transaction, a slice of rows per statement with a turn in between. */

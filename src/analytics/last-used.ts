@@ -14,27 +14,43 @@ const MAX_REMEMBERED = 100_000;
  */
 export class LastUsedWriter {
   private readonly written = new Map<string, number>();
+  /** Uses whose write failed: tried again with the next write (a key used once would
+   * otherwise keep a stale lastUsedAt for good). */
+  private readonly failed = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
   ) {}
 
+  /** True when uses are waiting for a write that failed to be tried again. */
+  get pending(): boolean {
+    return this.failed.size > 0;
+  }
+
   /**
    * Writes the latest use (key id to Unix ms) of each key whose stored time is older than the
-   * resolution.
+   * resolution, with the uses a failed write left behind.
    */
   async write(latest: ReadonlyMap<string, number>): Promise<void> {
-    const due = [...latest]
+    const candidates = new Map(this.failed);
+    for (const [id, time] of latest) {
+      if ((candidates.get(id) ?? -Infinity) < time) candidates.set(id, time);
+    }
+    const due = [...candidates]
       .filter(([id, time]) => time - (this.written.get(id) ?? -Infinity) >= LAST_USED_RESOLUTION_MS)
       .map(([id, time]) => ({ id, time }));
     if (due.length === 0) return;
     try {
       await keysTouch(this.db, due);
     } catch (err) {
-      this.log.warn({ err, keys: due.length }, "lastUsedAt not written; the next use retries");
+      this.log.warn({ err, keys: due.length }, "lastUsedAt not written; will retry");
+      if (this.failed.size + due.length <= MAX_REMEMBERED) {
+        for (const { id, time } of due) this.failed.set(id, time);
+      }
       return;
     }
+    this.failed.clear();
     if (this.written.size + due.length > MAX_REMEMBERED) this.written.clear();
     for (const { id, time } of due) this.written.set(id, time);
   }

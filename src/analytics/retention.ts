@@ -38,11 +38,9 @@ export async function applyRetention(
     }
   }
   let deletedRollupRows = 0;
-  deletedRollupRows += await rollupDeleteBefore(
-    db,
-    "verifications_per_hour",
-    bucketStart("hour", cutoff),
-  );
+  // Hours, days and the raw and minute tables (whole daily partitions) all start at the same
+  // edge, the first kept day, so they agree over it; months are kept whole.
+  deletedRollupRows += await rollupDeleteBefore(db, "verifications_per_hour", firstKeptDay);
   deletedRollupRows += await rollupDeleteBefore(db, "verifications_per_day", firstKeptDay);
   deletedRollupRows += await rollupDeleteBefore(
     db,

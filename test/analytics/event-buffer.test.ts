@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventBuffer, type EventBufferOptions } from "../../src/analytics/event-buffer.js";
-import type { Db } from "../../src/storage/db.js";
+import { type Db, DbUnavailableError } from "../../src/storage/db.js";
 import type { AnalyticsEvent } from "../../src/storage/queries/events.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
@@ -169,12 +169,49 @@ describe("the verification event buffer", () => {
     let failures = 0;
     db.transaction = <T>(fn: Parameters<Db["transaction"]>[0]): Promise<T> => {
       // Back after three failed attempts: stop keeps trying and writes everything.
-      if (++failures <= 3) return Promise.reject(new Error("connection lost"));
+      if (++failures <= 3) return Promise.reject(new DbUnavailableError("connection lost"));
       return transaction.call(db, fn) as Promise<T>;
     };
     await buffer.stop(60_000);
     expect(failures).toBeGreaterThan(3);
     expect(buffer.stats()).toMatchObject({ recorded: 150, written: 150, dropped: 0, buffered: 0 });
+  });
+
+  it("drops a batch the database keeps refusing, and writes the ones behind it", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    for (let i = 0; i < 40; i++) buffer.record(event(i, day + i)); // the refused batch
+    await buffer.flush(); // fills nothing: creates the partition and writes the first 40
+    for (let i = 40; i < 80; i++) buffer.record(event(i, day + i)); // refused: 40 events
+    const { transaction } = db;
+    let calls = 0;
+    db.transaction = <T>(fn: Parameters<Db["transaction"]>[0]): Promise<T> => {
+      // The database answers, and refuses the first batch (bigint out of range, say).
+      if (++calls <= 3)
+        return Promise.reject(Object.assign(new Error("bigint out of range"), { code: "22003" }));
+      return transaction.call(db, fn) as Promise<T>;
+    };
+    for (let pass = 0; pass < 3; pass++) await buffer.flush();
+    for (let i = 80; i < 100; i++) buffer.record(event(i, day + i));
+    expect(await buffer.flush()).toBe(true);
+    expect(buffer.stats()).toMatchObject({ recorded: 60, written: 60, dropped: 40, buffered: 0 });
+    const [raw] = await db.query<{ n: number }>("select count(*)::int as n from key_verifications");
+    expect(raw?.n).toBe(60);
+  });
+
+  it("keeps one batch while the database is down, instead of one per failed pass", async () => {
+    const { buffer, db } = await newBuffer({ maxEvents: 1000, batchSize: 40, sliceSize: 10 });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    db.transaction = () => Promise.reject(new DbUnavailableError("connection refused"));
+    db.exec = () => Promise.reject(new DbUnavailableError("connection refused"));
+    for (let i = 0; i < 30; i++) {
+      buffer.record(event(i, day + i));
+      expect(await buffer.flush()).toBe(false);
+    }
+    // 30 events, 30 failed passes: their rows share one batch and one chunk of memory.
+    const held = buffer.stats();
+    expect(held).toMatchObject({ recorded: 30, buffered: 30, dropped: 0 });
+    expect(held.bufferedBytes).toBeLessThanOrEqual(256 * 1024);
   });
 
   it("stop gives up on a database that stays down, counting what it could not write as dropped", async () => {

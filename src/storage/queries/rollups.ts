@@ -36,7 +36,10 @@ export async function rollupAdd(
        tags text[], count bigint, "spentCredits" bigint)
      on conflict (workspace_id, time, api_id, key_id, identity_id, outcome, tags)
      do update set count = r.count + excluded.count,
-       spent_credits = r.spent_credits + excluded.spent_credits`,
+       -- Saturates instead of failing: costs reach 10^12, and a bigint overflow would make
+       -- the database refuse this batch every time.
+       spent_credits = least(r.spent_credits::numeric + excluded.spent_credits,
+         9223372036854775807)::bigint`,
     [JSON.stringify(rows)],
   );
 }

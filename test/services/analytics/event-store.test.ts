@@ -88,3 +88,27 @@ describe("retention", () => {
     });
   });
 });
+
+describe("retention edges", () => {
+  it("keeps the whole first kept day in the raw, minute, hour and day tables alike", async () => {
+    // Now is 15:30 UTC; with 90 days the cutoff falls at 15:30 on a day that is kept whole.
+    const now = Date.parse("2026-06-30T15:30:00Z");
+    const cutoffDay = Date.parse("2026-04-01T00:00:00Z");
+    const k = await s.seed.key();
+    s.clock.set(cutoffDay + 30 * 60_000); // 00:30 on the cutoff's day, before the cutoff hour
+    await verify(k.key);
+    s.clock.set(now);
+    await s.app.deps.events.flush();
+    await applyRetention(s.db, now, 90);
+    const where = `where key_id = '${k.keyId}'`;
+    const counts = await Promise.all(
+      ["key_verifications", "verifications_per_minute", "verifications_per_hour"].map((t) =>
+        count(`select count(*)::int as n from ${t} ${where}`),
+      ),
+    );
+    const day = await count(
+      `select coalesce(sum(count), 0)::int as n from verifications_per_day ${where}`,
+    );
+    expect([...counts, day]).toEqual([1, 1, 1, 1]);
+  });
+});
