@@ -60,10 +60,6 @@ export async function verifyKey(
   const { planned, checks } = plan;
   const decision: LimitDecision =
     checks.length > 0 ? await deps.limiter.check(checks, now) : { success: true, outcomes: [] };
-  // Gives the tokens back when the credits then fail; a made-up decision (the limiter's
-  // backend unreachable, failure mode open) took none.
-  const tookTokens = decision.degraded !== true;
-  const refund = () => (tookTokens ? deps.limiter.refund(checks, now) : Promise.resolve());
   const limits = planned.map((p, i) =>
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
@@ -88,7 +84,7 @@ export async function verifyKey(
   try {
     spent = await deps.credits.spend(record.id, cost, record.creditsKeyId);
   } catch (err) {
-    await refund();
+    await giveBack(deps, decision, checks, now);
     throw err;
   }
   if (spent.status === "spent" || spent.status === "insufficient") {
@@ -112,18 +108,31 @@ export async function verifyKey(
     case "unlimited":
       return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", null, limits));
     case "insufficient": {
-      await refund();
+      await giveBack(deps, decision, checks, now);
       // The tokens went back: report the limits as they are now.
-      const back = tookTokens
+      const back = !decision.degraded
         ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
         : limits;
       const data = keyData(record, "USAGE_EXCEEDED", spent.remaining, back);
       return answer(deps, call, req, record, "USAGE_EXCEEDED", 0, data);
     }
     case "gone":
-      await refund();
+      await giveBack(deps, decision, checks, now);
       return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
   }
+}
+
+/**
+ * Gives back the tokens a decision took, when the credits then fail. A decision made up
+ * because the limiter's backend was unreachable (failure mode open) took none.
+ */
+function giveBack(
+  deps: Deps,
+  decision: LimitDecision,
+  checks: readonly LimitCheck[],
+  now: number,
+): Promise<void> {
+  return decision.degraded ? Promise.resolve() : deps.limiter.refund(checks, now);
 }
 
 function parseOrThrow(permissions: string): Query {
