@@ -263,9 +263,11 @@ export class EventBuffer {
         }
         this.log.warn({ err, buffered: this.buffered }, "analytics events not written; will retry");
         // Events recorded from now on join the last batch again, rather than each pass
-        // starting a batch of its own (a chunk of memory each) while the database is away.
+        // starting a batch of its own (a chunk of memory each) while the database is away;
+        // not one the database has refused (it may be dropped).
         const last = this.batches.at(-1);
-        if (!this.closed && last && last.size < this.options.batchSize) this.open = last;
+        if (!this.closed && last && last.size < this.options.batchSize && last.rejections === 0)
+          this.open = last;
         return false;
       }
       this.remove(batch);
