@@ -8,8 +8,6 @@ export interface BatchSpend {
   unlimited: boolean;
   /** The balance before the batch, with a due refill applied. */
   before: number;
-  /** Credits taken: each cost in order while the balance left covers it (spendInOrder). */
-  taken: number;
   /**
    * The key now holding this key's balance, when it was moved (a reroll committed after the
    * caller read where the balance was): nothing was spent, spend from that key instead.
@@ -34,7 +32,6 @@ export async function creditsSpendBatch(
   const rows = await q.query<{
     unlimited: boolean;
     before: number | null;
-    taken: number;
     movedTo: string | null;
   }>(
     `with locked as (
@@ -83,17 +80,16 @@ export async function creditsSpendBatch(
          and (plan.taken > 0 or plan.refill)
        returning k.id
      )
-     select unlimited, before, taken::bigint as taken, credits_key_id as "movedTo"
+     select unlimited, before, credits_key_id as "movedTo"
      from plan`,
     [keyId, costs, boundaries],
   );
   const row = rows[0];
-  if (!row) return { found: false, unlimited: false, before: 0, taken: 0, movedTo: null };
+  if (!row) return { found: false, unlimited: false, before: 0, movedTo: null };
   return {
     found: true,
     unlimited: row.unlimited,
     before: row.before ?? 0,
-    taken: Number(row.taken),
     movedTo: row.movedTo,
   };
 }
