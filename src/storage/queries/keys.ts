@@ -148,14 +148,19 @@ export interface CreditDependent {
 }
 
 /**
- * Of the keys a statement touched, those that can still verify at `now` (live, not expired):
+ * Of the keys in `rows`, those that can still verify at `now` (live, not expired):
  * the only ones whose cached records can answer with a balance. Rerolled keys keep their
  * pointer after their grace period, so a key rotated daily gathers hundreds of expired ones
  * over a year; naming them all would send that many invalidations to every node on every
  * change of its balance. Updating an expired key's expiry invalidates it by itself.
  */
-const VERIFIABLE = (now: string) =>
-  `deleted_at is null and (expires_at is null or expires_at >= ${now})`;
+const verifiableIn = (rows: string, now: string) =>
+  `select id, workspace_id as "workspaceId", hash
+   from ${rows}
+   where deleted_at is null and (expires_at is null or expires_at >= ${now})`;
+
+/** The columns `verifiableIn` reads, for the statements that return the rows they change. */
+const TOUCHED = "id, workspace_id, hash, deleted_at, expires_at";
 
 /** The keys that spend `holderId`'s balance and can still verify at `now`. */
 export async function keyCreditDependents(
@@ -163,13 +168,10 @@ export async function keyCreditDependents(
   holderId: string,
   now: number,
 ): Promise<CreditDependent[]> {
-  return q.query<CreditDependent>(
-    `select id, workspace_id as "workspaceId", hash
-     from keys
-     where credits_key_id = $1
-       and ${VERIFIABLE("$2")}`,
-    [holderId, now],
-  );
+  return q.query<CreditDependent>(`${verifiableIn("keys", "$2")} and credits_key_id = $1`, [
+    holderId,
+    now,
+  ]);
 }
 
 /**
@@ -187,11 +189,9 @@ export async function keyMoveCreditsPointers(
        update keys
        set credits_key_id = $2
        where credits_key_id = $1
-       returning id, workspace_id, hash, deleted_at, expires_at
+       returning ${TOUCHED}
      )
-     select id, workspace_id as "workspaceId", hash
-     from moved
-     where ${VERIFIABLE("$3")}`,
+     ${verifiableIn("moved", "$3")}`,
     [from, to, now],
   );
 }
@@ -285,11 +285,9 @@ export async function keyCopyCreditsToDependents(
            last_refill_at = $5,
            credits_key_id = null
        where credits_key_id = $1
-       returning id, workspace_id, hash, deleted_at, expires_at
+       returning ${TOUCHED}
      )
-     select id, workspace_id as "workspaceId", hash
-     from copied
-     where ${VERIFIABLE("$6")}`,
+     ${verifiableIn("copied", "$6")}`,
     [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt, now],
   );
 }
