@@ -97,19 +97,20 @@ export class InvalidationBus {
 export function payloads(nodeId: string, events: readonly Invalidation[]): string[] {
   const out: string[] = [];
   const head = `{"o":${JSON.stringify(nodeId)},"e":[`;
+  const empty = Buffer.byteLength(head) + 2; // with the closing "]}"
   let parts: string[] = [];
-  let size = Buffer.byteLength(head) + 2;
+  let size = empty;
   const close = () => {
     if (parts.length > 0) out.push(`${head}${parts.join(",")}]}`);
     parts = [];
-    size = Buffer.byteLength(head) + 2;
+    size = empty;
   };
   for (const e of events) {
     const part = JSON.stringify(e);
     const bytes = Buffer.byteLength(part) + 1;
     if (size + bytes > MAX_PAYLOAD_BYTES) close();
     // One event alone cannot be that large (ids and hashes); if it were, drop everything.
-    if (Buffer.byteLength(head) + 2 + bytes > MAX_PAYLOAD_BYTES) {
+    if (empty + bytes > MAX_PAYLOAD_BYTES) {
       out.push(JSON.stringify({ o: nodeId, e: [{ kind: "all" }] }));
       continue;
     }
