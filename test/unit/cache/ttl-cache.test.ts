@@ -110,7 +110,9 @@ describe("TtlCache", () => {
     const cache = new TtlCache<number>(100_000, 60_000, clockAt({ now: 0 }));
     const started = performance.now();
     for (let i = 0; i < 400_000; i++) cache.set(`k${i}`, i);
-    console.log(`400,000 sets into a cache of 100,000: ${Math.round(performance.now() - started)} ms`);
+    console.log(
+      `400,000 sets into a cache of 100,000: ${Math.round(performance.now() - started)} ms`,
+    );
     expect(cache.size).toBe(100_000);
     expect(cache.get("k299999")).toBeUndefined();
     expect(cache.get("k300000")).toBe(300_000);
