@@ -61,7 +61,13 @@ export class TtlCache<V> {
     this.entries.delete(key);
     const now = this.clock.now();
     this.entries.set(key, { value, expiresAt: now + this.ttlMs, usedAt: now });
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.oldest() as string);
+    if (this.entries.size > this.maxEntries) {
+      this.entries.delete(this.oldest() as string);
+    } else {
+      // Kept only while evicting: an iterator left on a table V8 has since rebuilt holds the
+      // entries of that table, deleted ones included, until its next step.
+      this.evictor = undefined;
+    }
   }
 
   /**
@@ -124,6 +130,7 @@ export class TtlCache<V> {
     this.generation++;
     for (const [key, e] of this.entries) if (predicate(e.value)) this.entries.delete(key);
     this.inflight.clear();
+    this.evictor = undefined; // many deletions may have made V8 rebuild the table (see set)
   }
 
   clear(): void {

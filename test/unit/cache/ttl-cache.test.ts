@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TtlCache } from "../../../src/cache/ttl-cache.js";
@@ -117,6 +119,27 @@ describe("TtlCache", () => {
     expect(cache.get("k299999")).toBeUndefined();
     expect(cache.get("k300000")).toBe(300_000);
     expect(cache.get("k399999")).toBe(399_999);
+  });
+
+  it("does not keep deleted values alive through its eviction iterator", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // A WeakRef's target stays alive until the current job ends: collect in later tasks.
+    const collect = async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 0));
+        gc();
+      }
+    };
+    const cache = new TtlCache<object>(64, 60_000, clockAt({ now: 0 }));
+    for (let i = 0; i < 200; i++) cache.set(`k${i}`, { i }); // full: evicting
+    // Most of it deleted: V8 rebuilds the Map's table smaller, with the last four in it.
+    for (let i = 136; i < 196; i++) cache.delete(`k${i}`);
+    const last = [196, 197, 198, 199].map((i) => new WeakRef(cache.get(`k${i}`) as object));
+    cache.set("new", { i: -1 }); // not full: nothing to evict
+    for (let i = 196; i < 200; i++) cache.delete(`k${i}`);
+    await collect();
+    expect(last.filter((r) => r.deref() !== undefined)).toHaveLength(0);
   });
 
   it("loads once for concurrent misses, and caches the value", async () => {
