@@ -1,10 +1,14 @@
 import type { Clock } from "../domain/clock.js";
 
 interface Entry<V> {
+  key: string;
   value: V;
   expiresAt: number;
   /** When the entry was last moved to the most recent end. */
   usedAt: number;
+  /** Its neighbours in recency order. */
+  older: Entry<V> | undefined;
+  newer: Entry<V> | undefined;
 }
 
 const always = () => true;
@@ -14,19 +18,24 @@ const RECENCY_RESOLUTION_MS = 1_000;
 
 /**
  * A bounded in-process cache with least-recently-used eviction (to the second) and a time to
- * live. A hit moves its entry to the most recent end of the Map at most once a second: moving
- * it on every hit made V8 rebuild the Map's table again and again, straight in the old
- * generation as the Map lives long, and old-generation garbage is what brings the full
- * collections (10-60 ms pauses on one core). `load` coalesces concurrent misses of one key
- * into one loader call, and does not store a value if an invalidation happened while it was
- * loading, so an invalidation can never be overwritten by a read that started before it.
+ * live. `load` coalesces concurrent misses of one key into one loader call, and does not store
+ * a value if an invalidation happened while it was loading, so an invalidation can never be
+ * overwritten by a read that started before it.
+ *
+ * The recency order is a list through the entries, not the Map's own order. Kept in the Map
+ * (a hit deleted and set its entry again; eviction took `keys().next()`), a hit made V8
+ * rebuild the Map's table, in the old generation as the Map lives long, and every eviction
+ * walked the holes that earlier deletions left at the Map's front: ~22 us per eviction at
+ * 100,000 entries, on every miss of a full cache. A move in the list writes a few fields; a
+ * hit still moves its entry at most once a second.
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
   private readonly inflight = new Map<string, Promise<V>>();
   private generation = 0;
-  /** Walks the entries oldest first, across evictions (see `oldest`). */
-  private evictor: MapIterator<string> | undefined;
+  /** The two ends of the recency list. */
+  private oldest: Entry<V> | undefined;
+  private newest: Entry<V> | undefined;
 
   constructor(
     private readonly maxEntries: number,
@@ -40,52 +49,67 @@ export class TtlCache<V> {
     if (!e) return undefined;
     const now = this.clock.now();
     if (e.expiresAt <= now) {
-      this.entries.delete(key);
+      this.remove(e);
       return undefined;
     }
-    this.used(key, e, now);
+    this.used(e, now);
     return e.value;
   }
 
   /** Moves a hit entry to the most recent end, unless it got there less than 1 s ago. */
-  private used(key: string, e: Entry<V>, now: number): void {
+  private used(e: Entry<V>, now: number): void {
     if (now - e.usedAt < RECENCY_RESOLUTION_MS) return;
     e.usedAt = now;
-    this.entries.delete(key);
-    this.entries.set(key, e);
+    this.unlink(e);
+    this.append(e);
   }
 
   set(key: string, value: V): void {
     // A time to live of 0 disables the cache.
     if (this.ttlMs <= 0) return;
-    this.entries.delete(key);
     const now = this.clock.now();
-    this.entries.set(key, { value, expiresAt: now + this.ttlMs, usedAt: now });
-    if (this.entries.size > this.maxEntries) {
-      this.entries.delete(this.oldest() as string);
-    } else {
-      // Kept only while evicting: an iterator left on a table V8 has since rebuilt holds the
-      // entries of that table, deleted ones included, until its next step.
-      this.evictor = undefined;
+    const e = this.entries.get(key);
+    if (e) {
+      e.value = value;
+      e.expiresAt = now + this.ttlMs;
+      e.usedAt = now;
+      this.unlink(e);
+      this.append(e);
+      return;
     }
+    const entry: Entry<V> = {
+      key,
+      value,
+      expiresAt: now + this.ttlMs,
+      usedAt: now,
+      older: undefined,
+      newer: undefined,
+    };
+    this.entries.set(key, entry);
+    this.append(entry);
+    if (this.entries.size > this.maxEntries && this.oldest) this.remove(this.oldest);
   }
 
-  /**
-   * The least recently used key. A Map leaves a deleted entry as a hole until it rebuilds its
-   * table, and a new `keys()` walks every hole at the front: with the cache full, where every
-   * set evicts one entry, that cost ~22 us per eviction at 100,000 entries (a cache miss of
-   * a key service with more keys than the bound). One iterator kept across evictions passes
-   * each hole once. Every entry behind it has been evicted (a set or a hit moves its entry
-   * to the end, ahead of it), so the next key it yields is the oldest.
-   */
-  private oldest(): string | undefined {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      this.evictor ??= this.entries.keys();
-      const next = this.evictor.next();
-      if (!next.done) return next.value;
-      this.evictor = undefined; // at its end an iterator stays done, even as entries are added
-    }
-    return undefined;
+  /** Takes an entry out of the Map and the list. */
+  private remove(e: Entry<V>): void {
+    this.entries.delete(e.key);
+    this.unlink(e);
+  }
+
+  private unlink(e: Entry<V>): void {
+    if (e.older) e.older.newer = e.newer;
+    else this.oldest = e.newer;
+    if (e.newer) e.newer.older = e.older;
+    else this.newest = e.older;
+    e.older = undefined;
+    e.newer = undefined;
+  }
+
+  private append(e: Entry<V>): void {
+    e.older = this.newest;
+    if (this.newest) this.newest.newer = e;
+    else this.oldest = e;
+    this.newest = e;
   }
 
   /**
@@ -97,7 +121,7 @@ export class TtlCache<V> {
     if (e !== undefined) {
       const now = this.clock.now();
       if (e.expiresAt > now) {
-        this.used(key, e, now);
+        this.used(e, now);
         return Promise.resolve(e.value);
       }
     }
@@ -121,22 +145,23 @@ export class TtlCache<V> {
 
   delete(key: string): void {
     this.generation++;
-    this.entries.delete(key);
+    const e = this.entries.get(key);
+    if (e) this.remove(e);
     this.inflight.delete(key);
   }
 
   /** Removes every entry whose value matches (a scan: for rare, broad invalidations). */
   deleteWhere(predicate: (value: V) => boolean): void {
     this.generation++;
-    for (const [key, e] of this.entries) if (predicate(e.value)) this.entries.delete(key);
+    for (const e of this.entries.values()) if (predicate(e.value)) this.remove(e);
     this.inflight.clear();
-    this.evictor = undefined; // many deletions may have made V8 rebuild the table (see set)
   }
 
   clear(): void {
     this.generation++;
     this.entries.clear();
-    this.evictor = undefined;
+    this.oldest = undefined;
+    this.newest = undefined;
     this.inflight.clear();
   }
 
