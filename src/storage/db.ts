@@ -81,11 +81,17 @@ const UNAVAILABLE_CODES = new Set([
   "CONNECTION_DESTROYED",
 ]);
 
+/** The `code` a driver error carries (a SQLSTATE, a Node errno name), if it is a string. */
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
 /** True when a driver error means "the database is not reachable" rather than "bad SQL". */
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof DbUnavailableError) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return false;
+  const code = errorCode(err);
+  if (code === undefined) return false;
   return UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08");
 }
 
@@ -94,11 +100,11 @@ export function isUnavailable(err: unknown): boolean {
  * same time (deadlock 40P01, serialization failure 40001): running it again succeeds.
  */
 export function isTransientConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
+  const code = errorCode(err);
   return code === "40P01" || code === "40001";
 }
 
 /** True when a driver error is a unique-constraint violation (SQLSTATE 23505). */
 export function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === "23505";
+  return errorCode(err) === "23505";
 }

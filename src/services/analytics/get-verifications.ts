@@ -9,6 +9,7 @@ import { analyticsScope } from "../../domain/analytics/scope.js";
 import { QueryRefused } from "../../domain/analytics/sql-guard.js";
 import { VIRTUAL_TABLES } from "../../domain/analytics/tables.js";
 import { errors } from "../../errors/service-error.js";
+import { errorCode } from "../../storage/db.js";
 import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -75,8 +76,8 @@ function refuseUnbounded({ tables, recursive }: CheckedQuery): void {
 /** PostgreSQL errors a query can cause, by SQLSTATE class, as the caller's error. */
 function translate(err: unknown, timeoutMs: number): unknown {
   if (err instanceof QueryRefused) return errors.analyticsQueryRefused(err.kind, err.message);
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return err;
+  const code = errorCode(err);
+  if (code === undefined) return err;
   if (code === "57014") return errors.queryTimeout(timeoutMs);
   if (code === "42P01") return errors.analyticsQueryRefused("table", (err as Error).message);
   if (code === "42883") return errors.analyticsQueryRefused("function", (err as Error).message);
