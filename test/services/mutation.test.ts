@@ -46,22 +46,19 @@ describe("mutateAs and transient conflicts", () => {
   });
 
   it("gives up after three conflicts, and never retries other errors", async () => {
-    let runs = 0;
-    await expect(
-      mutateAs(s.app.deps, actor(), async () => {
-        runs++;
-        throw Object.assign(new Error("could not serialize access"), { code: "40001" });
-      }),
-    ).rejects.toThrow("could not serialize access");
-    expect(runs).toBe(3);
-    runs = 0;
-    await expect(
-      mutateAs(s.app.deps, actor(), async () => {
-        runs++;
-        throw Object.assign(new Error("duplicate key"), { code: "23505" });
-      }),
-    ).rejects.toThrow("duplicate key");
-    expect(runs).toBe(1);
+    /** Runs of a unit of work that always fails with `code`; the failure reaches the caller. */
+    const runsFailingWith = async (code: string, message: string) => {
+      let runs = 0;
+      await expect(
+        mutateAs(s.app.deps, actor(), async () => {
+          runs++;
+          throw Object.assign(new Error(message), { code });
+        }),
+      ).rejects.toThrow(message);
+      return runs;
+    };
+    expect(await runsFailingWith("40001", "could not serialize access")).toBe(3);
+    expect(await runsFailingWith("23505", "duplicate key")).toBe(1);
   });
 
   it("drops this node's cache entries even when the transaction fails (its outcome may be unknown)", async () => {
