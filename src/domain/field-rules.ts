@@ -3,6 +3,19 @@
  * functions: each returns the violation message, or undefined when the value is fine.
  */
 
+/**
+ * How many violations one answer lists. A request can break a bound in every item of a
+ * long list; listing each would make the error many times larger than the request, and
+ * the work to find them proportional to it. Collectors stop once they hold one more than
+ * this (so the answer can say that more were left out) and the answer lists this many.
+ */
+export const MAX_VIOLATIONS = 25;
+
+/** True when a collector of violations holds enough to answer: stop looking for more. */
+export function violationsFull(found: readonly unknown[]): boolean {
+  return found.length > MAX_VIOLATIONS;
+}
+
 /** Bounds of one string, as declared by FieldRules. */
 export interface StringBounds {
   minLen?: number | undefined;

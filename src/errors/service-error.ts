@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { MAX_VIOLATIONS } from "../domain/field-rules.js";
 import { type CatalogEntry, catalog } from "./catalog.js";
 
 /** One field that failed validation: a JSON Pointer into the request and a message. */
@@ -33,14 +34,20 @@ export class ServiceError extends ConnectError {
 
 /** Factories over the catalog, one per error a procedure raises. */
 export const errors = {
+  /** At most MAX_VIOLATIONS are listed; the detail says when more were left out. */
   invalidInput(violations: readonly Violation[], detail?: string): ServiceError {
     const first = violations[0];
+    const listed = violations.slice(0, MAX_VIOLATIONS);
+    const more =
+      violations.length > MAX_VIOLATIONS
+        ? ` (and more: only the first ${MAX_VIOLATIONS} problems are listed)`
+        : violations.length > 1
+          ? ` (and ${violations.length - 1} more)`
+          : "";
     const text =
       detail ??
-      (first
-        ? `${first.location || "body"}: ${first.message}${violations.length > 1 ? ` (and ${violations.length - 1} more)` : ""}`
-        : "The request is invalid.");
-    return new ServiceError(catalog.invalidInput, text, violations);
+      (first ? `${first.location || "body"}: ${first.message}${more}` : "The request is invalid.");
+    return new ServiceError(catalog.invalidInput, text, listed);
   },
   badField(location: string, message: string): ServiceError {
     return errors.invalidInput([{ location, message }]);

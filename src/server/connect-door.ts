@@ -1,7 +1,9 @@
 import type { ConnectRouter, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newId } from "../domain/ids.js";
 import { callValues, type Door } from "../services/call.js";
+import { answerUndecodable } from "./connect-undecodable.js";
 import { baseUrlOf, type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
 
 /** What the Connect door needs. */
@@ -22,14 +24,23 @@ function doorOf(contentType: string | undefined): Door {
 /**
  * Connect, gRPC-web and gRPC at their standard paths (`/latchkey.v2.ApisService/CreateApi`)
  * through connect-node, with the shared interceptors. Connect JSON rejects unknown
- * fields, and every protocol reads at most `maxBodyBytes` per message.
+ * fields, every protocol reads at most `maxBodyBytes` per message, and a binary body that
+ * is not a message is the caller's error, not the server's (see connect-undecodable.ts).
  */
 export function createConnectDoor(opts: ConnectDoorOptions) {
   const adapter = connectNodeAdapter({
     routes(router: ConnectRouter) {
       for (const spec of opts.services) {
         for (const m of Object.values(spec.methods)) {
-          if (m.kind === "unary") router.rpc(m.method, m.impl);
+          if (m.kind !== "unary") continue;
+          router.rpc(m.method, m.impl);
+          // The adapter serves router.handlers as they are once this callback returns.
+          const last = router.handlers.length - 1;
+          router.handlers[last] = answerUndecodable(
+            router.handlers[last] as UniversalHandler,
+            m,
+            opts.interceptors,
+          );
         }
       }
     },

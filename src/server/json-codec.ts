@@ -13,7 +13,7 @@ import {
   json_value as jsonValue,
   message_rules as messageRules,
 } from "../../gen/latchkey/v2/options_pb.js";
-import { escapePointer } from "../domain/field-rules.js";
+import { escapePointer, violationsFull } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
 import { recordJsonPresence } from "./presence.js";
 
@@ -191,7 +191,8 @@ function readSingle(
 /**
  * Decodes a JSON value into a message of `desc`, appending a violation for every key
  * or value the /v2 form does not accept. Always returns a message (possibly partial):
- * the caller decides what to do with the violations.
+ * the caller decides what to do with the violations. It stops once `out` holds more than
+ * MAX_VIOLATIONS: the answer lists no more, so looking further would be wasted work.
  */
 export function decodeObject(
   desc: DescMessage,
@@ -207,6 +208,7 @@ export function decodeObject(
   const plan = planFor(desc);
   const present = new Set<string>();
   for (const key of Object.keys(json)) {
+    if (violationsFull(out)) break;
     const v = json[key];
     const at = `${pointer}/${escapePointer(key)}`;
     const p = plan.byJsonName.get(key);
@@ -234,7 +236,7 @@ export function decodeObject(
         continue;
       }
       const items: unknown[] = [];
-      for (let i = 0; i < v.length; i++) {
+      for (let i = 0; i < v.length && !violationsFull(out); i++) {
         const item = v[i];
         if (item === null) {
           out.push({ location: `${at}/${i}`, message: "must not be null" });

@@ -122,7 +122,8 @@ export function createPages(openapi?: OpenApiSource) {
       return { status: 200, type: "text/javascript; charset=utf-8", body: DOCS_INIT };
     const file = /^\/docs\/assets\/([\w.-]+)$/.exec(path)?.[1];
     if (file !== undefined) {
-      const type = RENDERER_FILES[file];
+      // Own names only: `constructor` or `toString` would find Object.prototype's members.
+      const type = Object.hasOwn(RENDERER_FILES, file) ? RENDERER_FILES[file] : undefined;
       return type ? asset(file, type) : undefined;
     }
     if (path === "/openapi.json" && openapi)

@@ -18,6 +18,7 @@ import {
   findUnstorableString,
   MAX_STRUCT_DEPTH,
   type StringBounds,
+  violationsFull,
 } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
 import { isPresent, satisfiesRequired } from "./presence.js";
@@ -122,7 +123,7 @@ function checkExactlyOne(
 function checkUnique(p: FieldPlan, items: unknown[], at: string, out: Violation[]): void {
   const key = p.uniqueBy as DescField;
   const seen = new Map<unknown, number>();
-  for (let i = 0; i < items.length; i++) {
+  for (let i = 0; i < items.length && !violationsFull(out); i++) {
     const value = (items[i] as Record<string, unknown>)[key.localName];
     const first = seen.get(value);
     if (first === undefined) seen.set(value, i);
@@ -189,7 +190,9 @@ function checkStruct(p: FieldPlan, value: object, at: string, out: Violation[]):
 /**
  * Validates a decoded request against the bounds declared in the proto, appending one
  * violation per failing field with a JSON Pointer built from JSON field names (the same
- * pointer on every door). Nested messages and list items are walked.
+ * pointer on every door). Nested messages and list items are walked, until `out` holds
+ * more than MAX_VIOLATIONS: then it stops, so a long list of bad items costs no more than
+ * a short one.
  */
 export function validateMessage(
   desc: DescMessage,
@@ -200,6 +203,7 @@ export function validateMessage(
   const plan = planFor(desc);
   for (const group of plan.exactlyOneOf) checkExactlyOne(group, message, pointer, out);
   for (const p of plan.fields) {
+    if (violationsFull(out)) return;
     const f = p.field;
     const at = `${pointer}/${f.jsonName}`;
     if (!isPresent(message, f)) {
@@ -235,7 +239,7 @@ export function validateMessage(
           out.push({ location: at, message: sizeMessage });
           break;
         }
-        for (let i = 0; i < items.length; i++) {
+        for (let i = 0; i < items.length && !violationsFull(out); i++) {
           const item = items[i];
           if (p.nested)
             validateMessage(p.nested, item as Record<string, unknown>, `${at}/${i}`, out);

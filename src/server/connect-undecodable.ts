@@ -1,0 +1,171 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  encodeEnvelope,
+  mergeNonProtocolHeaders,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
+import { errors } from "../errors/service-error.js";
+import { callOf } from "../services/call.js";
+import { bindUnary, type UnarySpec } from "./invoke.js";
+import { LiteHeaders } from "./lite-headers.js";
+
+/**
+ * connect-es answers a binary body it cannot decode as the method's message (truncated,
+ * a wrong wire type, nesting beyond the decoder's limit) with `internal`, as if the server
+ * had failed: its decoder wraps every failure so, before any interceptor runs. This turns
+ * that answer into what the caller's bytes deserve: the same 400 `invalid_input` (gRPC
+ * INVALID_ARGUMENT) the /v2 door gives a body that is not JSON, produced by the shared
+ * interceptors, so it is authenticated first, logged, counted and carries the ErrorDetail.
+ */
+const PARSE_FAILURE = "parse binary: ";
+
+/** What a response says about the decoding of its request: the decoder's reason, or undefined. */
+type Reason = string | undefined;
+
+function reasonOf(code: string | null | undefined, message: string | null | undefined): Reason {
+  const internal = code === "internal" || code === String(Code.Internal);
+  return internal && message?.startsWith(PARSE_FAILURE)
+    ? message.slice(PARSE_FAILURE.length)
+    : undefined;
+}
+
+async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  if (body) for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** The error the interceptors make of an undecodable body for this call. */
+async function refusal(
+  refuse: ReturnType<typeof bindUnary>,
+  spec: UnarySpec,
+  req: UniversalServerRequest,
+  reason: string,
+): Promise<ConnectError> {
+  const header = new LiteHeaders();
+  for (const [name, value] of req.header) header.set(name, value);
+  const values = req.contextValues as ContextValues; // the door always sets them
+  callOf(values).decodeViolations = [
+    { location: "", message: `is not a valid protobuf message: ${reason}` },
+  ];
+  return refuse(
+    {
+      protocolName: "connect",
+      requestMethod: req.method,
+      url: req.url,
+      header,
+      values,
+    },
+    create(spec.method.input),
+  ).then(
+    () => errors.unexpected(new Error("an undecodable request was not refused")),
+    (err: unknown) => ConnectError.from(err),
+  );
+}
+
+/** A Connect unary answer (status 500, JSON error body) rewritten when decoding failed. */
+async function connectUnary(
+  res: UniversalServerResponse,
+  refuseWith: (reason: string) => Promise<ConnectError>,
+): Promise<UniversalServerResponse> {
+  const bytes = await readAll(res.body);
+  let json: { code?: string; message?: string } = {};
+  try {
+    json = JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {}
+  const reason = reasonOf(json.code, json.message);
+  if (reason === undefined) return { ...res, body: createAsyncIterable([bytes]) };
+  const err = await refuseWith(reason);
+  const body = errorToJsonBytes(err, undefined);
+  const header = new Headers(res.header);
+  mergeNonProtocolHeaders(header, err.metadata);
+  header.set("content-length", String(body.byteLength));
+  return { ...res, status: codeToHttpStatus(err.code), header, body: createAsyncIterable([body]) };
+}
+
+/** A gRPC answer: the status is in the trailer, set by the time the handler resolves. */
+async function grpcTrailer(
+  res: UniversalServerResponse,
+  refuseWith: (reason: string) => Promise<ConnectError>,
+): Promise<UniversalServerResponse> {
+  const trailer = res.trailer;
+  const message = trailer?.get("grpc-message");
+  const reason = reasonOf(trailer?.get("grpc-status"), message && decodeURIComponent(message));
+  if (trailer && reason !== undefined) setTrailerStatus(trailer, await refuseWith(reason));
+  return res;
+}
+
+/** A gRPC-web answer: an error is a lone trailer frame at the start of the body. */
+async function grpcWebTrailer(
+  res: UniversalServerResponse,
+  refuseWith: (reason: string) => Promise<ConnectError>,
+): Promise<UniversalServerResponse> {
+  if (!res.body) return res;
+  const it = res.body[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) return res;
+  let chunk = first.value;
+  // An uncompressed trailer frame (flag 0x80 alone) is the whole answer of a failed call.
+  if (chunk[0] === trailerFlag && chunk.length >= 5) {
+    const trailer = trailerParse(chunk.subarray(5));
+    const message = trailer.get("grpc-message");
+    const reason = reasonOf(trailer.get("grpc-status"), message && decodeURIComponent(message));
+    if (reason !== undefined) {
+      setTrailerStatus(trailer, await refuseWith(reason));
+      chunk = encodeEnvelope(trailerFlag, trailerSerialize(trailer));
+    }
+  }
+  const rest = { [Symbol.asyncIterator]: () => it };
+  return {
+    ...res,
+    body: (async function* () {
+      yield chunk;
+      yield* rest;
+    })(),
+  };
+}
+
+/**
+ * Wraps a unary method's universal handler so that a request body its decoder refuses
+ * is answered as the caller's error (see PARSE_FAILURE above), on Connect, gRPC and
+ * gRPC-web alike. Other answers pass through untouched.
+ */
+export function answerUndecodable(
+  handler: UniversalHandler,
+  spec: UnarySpec,
+  interceptors: readonly Interceptor[],
+): UniversalHandler {
+  const refuse = bindUnary(
+    {
+      ...spec,
+      impl: () => {
+        throw errors.unexpected(new Error("an undecodable request reached its procedure"));
+      },
+    },
+    interceptors,
+  );
+  const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
+    const res = await handler(req);
+    const type = req.header.get("content-type") ?? "";
+    const refuseWith = (reason: string) => refusal(refuse, spec, req, reason);
+    if (type.startsWith("application/grpc-web")) return grpcWebTrailer(res, refuseWith);
+    if (type.startsWith("application/grpc")) return grpcTrailer(res, refuseWith);
+    if (res.status === 500) return connectUnary(res, refuseWith);
+    return res;
+  };
+  return Object.assign(wrapped, {
+    requestPath: handler.requestPath,
+    service: handler.service,
+    method: handler.method,
+    protocolNames: handler.protocolNames,
+    allowedMethods: handler.allowedMethods,
+    supportedContentType: handler.supportedContentType,
+  });
+}
