@@ -69,6 +69,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const ownsDb = opts.db === undefined;
   const db = opts.db ?? (await openDatabase(config));
+  // Analytics queries get connections of their own: a tenant's long queries cannot take the
+  // connections that key procedures need. PGlite has one connection, shared.
+  const analyticsPool = {
+    max: config.analyticsPoolSize,
+    statementTimeoutMs: config.analyticsTimeoutMs,
+  };
+  const analyticsDb = db.openPool?.(analyticsPool) ?? db;
+  const closeAnalyticsDb = () => (analyticsDb === db ? Promise.resolve() : analyticsDb.close());
   try {
     await migrate(db, clock.now());
     await loadQueryParser();
@@ -102,6 +110,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     registerEventMetrics(metrics, events);
     const deps: Deps = {
       db,
+      analyticsDb,
       clock,
       bus,
       caches,
@@ -173,6 +182,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
+          await closeAnalyticsDb();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");
         })();
@@ -180,6 +190,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
     };
   } catch (err) {
+    await closeAnalyticsDb().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     throw err;
   }

@@ -26,6 +26,14 @@ export interface Config {
   analyticsTimeoutMs: number;
   /** Most rows an analytics query may return. */
   analyticsMaxRows: number;
+  /** Connections of the main PostgreSQL pool (procedures, event writes). */
+  databasePoolSize: number;
+  /** Longest one statement of the main pool may run before PostgreSQL cancels it (0: no bound). */
+  statementTimeoutMs: number;
+  /** Connections of the analytics pool, apart from the main one (PostgreSQL). */
+  analyticsPoolSize: number;
+  /** Analytics queries one workspace may run at once on this node; more are answered 429. */
+  analyticsMaxConcurrentPerWorkspace: number;
   shutdownTimeoutMs: number;
   /** Largest request body on every door. */
   maxBodyBytes: number;
@@ -104,6 +112,16 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: int(env, "EVENT_RETENTION_DAYS", 90, 1, 3650),
     analyticsTimeoutMs: int(env, "ANALYTICS_TIMEOUT_MS", 5_000, 100, 300_000),
     analyticsMaxRows: int(env, "ANALYTICS_MAX_ROWS", 10_000, 1, 1_000_000),
+    databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 1, 1_000),
+    statementTimeoutMs: int(env, "STATEMENT_TIMEOUT_MS", 10_000, 0, 3_600_000),
+    analyticsPoolSize: int(env, "ANALYTICS_POOL_SIZE", 2, 1, 100),
+    analyticsMaxConcurrentPerWorkspace: int(
+      env,
+      "ANALYTICS_MAX_CONCURRENT_PER_WORKSPACE",
+      2,
+      1,
+      100,
+    ),
     shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     maxBodyBytes: 1024 * 1024,
   };

@@ -12,6 +12,8 @@ import type { Db } from "../storage/db.js";
 /** What every procedure may use: one instance per server. */
 export interface Deps {
   db: Db;
+  /** Where analytics queries run: a pool of its own on PostgreSQL, `db` itself on PGlite. */
+  analyticsDb: Db;
   clock: Clock;
   bus: InvalidationBus;
   caches: Caches;

@@ -27,6 +27,14 @@ export interface Queryable {
   copyCsv(target: string, csv: string | Uint8Array): Promise<void>;
 }
 
+/** Bounds of a pool of connections. */
+export interface PoolBounds {
+  /** Connections at most. */
+  max: number;
+  /** Longest one statement may run before the database cancels it; 0 or undefined: no bound. */
+  statementTimeoutMs?: number;
+}
+
 /**
  * The Db port: the only way the rest of Latchkey reaches the database. Two adapters
  * implement it (postgres.js and PGlite); driver specifics stay inside them.
@@ -46,6 +54,12 @@ export interface Db extends Queryable {
     onConnect?: () => void,
   ): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /**
+   * Opens another pool of connections to the same database with its own bounds, closed by
+   * its own `close()`, so one kind of work (analytics) cannot take the connections of the
+   * rest. Absent on an engine with a single connection (PGlite): use this Db itself.
+   */
+  openPool?(bounds: PoolBounds): Db;
 }
 
 /**
@@ -54,14 +68,22 @@ export interface Db extends Queryable {
  */
 export class DbUnavailableError extends Error {
   override name = "DbUnavailableError";
+  /** The driver's code of the cause (a SQLSTATE, a Node errno name), if any. */
+  readonly code: string | undefined;
   constructor(cause: unknown) {
     super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, {
       cause,
     });
+    this.code = errorCode(cause);
   }
 }
 
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+/**
+ * 57014: a statement cancelled, by the statement timeout or an operator. It did not take
+ * effect (its transaction rolls back) and running it again later is safe, like a lost
+ * connection; the request's inputs were within bounds, so it is not the caller's fault.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400", "57014"]);
 const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

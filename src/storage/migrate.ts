@@ -40,6 +40,9 @@ export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
 export async function migrate(db: Db, now: number): Promise<number[]> {
   const migrations = await loadMigrations();
   return db.transaction(async (tx) => {
+    // A migration may rewrite a large table, and waits here while another process migrates:
+    // the statement timeout of ordinary requests does not apply to it.
+    await tx.query("select set_config('statement_timeout', '0', true)");
     await tx.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK_ID]);
     await tx.exec(
       "create table if not exists schema_migrations (version int primary key, name text not null, applied_at bigint not null)",

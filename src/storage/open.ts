@@ -8,6 +8,10 @@ import { openPostgres } from "./postgres.js";
 export interface DatabaseTarget {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Connections of the PostgreSQL pool (default 10). */
+  databasePoolSize?: number;
+  /** Longest one PostgreSQL statement may run (0 or undefined: no bound). */
+  statementTimeoutMs?: number;
 }
 
 /** A directory held by another live process. */
@@ -50,7 +54,13 @@ function lockDataDir(dir: string): () => void {
 
 /** Opens PostgreSQL when `databaseUrl` is set, else PGlite in `dataDir` (created if needed). */
 export async function openDatabase(target: DatabaseTarget): Promise<Db> {
-  if (target.databaseUrl) return openPostgres({ url: target.databaseUrl });
+  if (target.databaseUrl) {
+    return openPostgres({
+      url: target.databaseUrl,
+      max: target.databasePoolSize ?? 10,
+      statementTimeoutMs: target.statementTimeoutMs ?? 0,
+    });
+  }
   mkdirSync(target.dataDir, { recursive: true });
   const unlock = lockDataDir(target.dataDir);
   try {

@@ -17,10 +17,17 @@ export interface PostgresOptions {
   max?: number;
   /** Seconds to wait for a connection before the query fails with 503. */
   connectTimeoutSeconds?: number;
+  /**
+   * Longest one statement may run (0 or undefined: no bound). Set on each session, so it
+   * also bounds lock waits: a statement cancelled by it fails as DbUnavailableError (503).
+   */
+  statementTimeoutMs?: number;
 }
 
 function wrap(err: unknown): unknown {
-  return isUnavailable(err) ? new DbUnavailableError(err) : err;
+  return isUnavailable(err) && !(err instanceof DbUnavailableError)
+    ? new DbUnavailableError(err)
+    : err;
 }
 
 /** What postgres.js passes to a `socket` function: its parsed hosts, ports and socket path. */
@@ -79,7 +86,7 @@ export function noDelaySocket(): (target: SocketTarget) => net.Socket {
 /**
  * The Db port over postgres.js. Statements are prepared (postgres.js caches them per
  * connection), int8 is parsed to a JS number (every int8 Latchkey stores is bounded by
- * 2^53), and connection failures surface as DbUnavailableError.
+ * 2^53), and connection failures and cancelled statements surface as DbUnavailableError.
  */
 export function openPostgres(options: PostgresOptions): Db {
   const sql = postgres(options.url, {
@@ -87,6 +94,10 @@ export function openPostgres(options: PostgresOptions): Db {
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 60,
     onnotice: () => {},
+    // A session parameter sent when each connection starts: no extra round trip per query.
+    ...(options.statementTimeoutMs
+      ? { connection: { statement_timeout: options.statementTimeoutMs } }
+      : {}),
     // Documented in postgres.js's README ("Custom socket"), missing from its type definitions.
     ...({ socket: noDelaySocket() } as object),
     // postgres.js waits longer and longer (up to 20 s) before reconnecting after failures, and
@@ -161,6 +172,8 @@ export function openPostgres(options: PostgresOptions): Db {
     async close() {
       await sql.end({ timeout: 5 });
     },
+    openPool: (bounds) =>
+      openPostgres({ ...options, max: bounds.max, statementTimeoutMs: bounds.statementTimeoutMs }),
   };
 }
 

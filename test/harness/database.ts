@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
 import { randomString } from "../../src/domain/random.js";
-import type { Db } from "../../src/storage/db.js";
+import type { Db, PoolBounds } from "../../src/storage/db.js";
 import { openPglite } from "../../src/storage/pglite.js";
 import { openPostgres } from "../../src/storage/postgres.js";
 import { databaseUrl, type Engine, postgresUrl } from "./engine.js";
@@ -17,8 +17,14 @@ export interface TestDatabase {
 
 let pgliteDump: Blob | undefined;
 
-/** Creates a fresh database from the migrated template of the run (see global-setup.ts). */
-export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
+/**
+ * Creates a fresh database from the migrated template of the run (see global-setup.ts);
+ * on PostgreSQL its pool has `bounds` (default 10 connections, no statement timeout).
+ */
+export async function createTestDatabase(
+  engine: Engine,
+  bounds: PoolBounds = { max: 10 },
+): Promise<TestDatabase> {
   if (engine === "pglite") {
     pgliteDump ??= new Blob([readFileSync(inject("pgliteDumpPath"))]);
     const db = await openPglite({ loadDataDir: pgliteDump });
@@ -33,7 +39,7 @@ export async function createTestDatabase(engine: Engine): Promise<TestDatabase> 
     await admin.close();
   }
   const url = databaseUrl(postgresUrl, name);
-  const db = openPostgres({ url, max: 10 });
+  const db = openPostgres({ url, max: bounds.max, statementTimeoutMs: bounds.statementTimeoutMs });
   return {
     db,
     engine,

@@ -93,8 +93,6 @@ export type Auth = string | null | { header: string };
 /** Starts the real server on 127.0.0.1:0 against a fresh database of the run's engine. */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const engine = opts.engine ?? currentEngine();
-  const database: TestDatabase = await createTestDatabase(engine);
-  const clock = new TestClock();
   const rootKey = `test_root_${randomString(24)}`;
   const config: Config = {
     ...loadConfig({}),
@@ -106,6 +104,12 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     shutdownTimeoutMs: 5_000,
     ...opts.config,
   };
+  // The server's pool as the configuration says (the server is handed this database).
+  const database: TestDatabase = await createTestDatabase(engine, {
+    max: config.databasePoolSize,
+    statementTimeoutMs: config.statementTimeoutMs,
+  });
+  const clock = new TestClock();
   const app = await startApp({
     config,
     db: database.db,

@@ -8,20 +8,42 @@ import { type CheckedQuery, checkQuery, confirmWrapped } from "../../analytics/q
 import { analyticsScope } from "../../domain/analytics/scope.js";
 import { QueryRefused } from "../../domain/analytics/sql-guard.js";
 import { VIRTUAL_TABLES } from "../../domain/analytics/tables.js";
-import { errors } from "../../errors/service-error.js";
+import { catalog } from "../../errors/catalog.js";
+import { errors, ServiceError } from "../../errors/service-error.js";
 import { errorCode } from "../../storage/db.js";
 import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
+import { WorkspaceSlots } from "./workspace-slots.js";
 
 /** Largest JSON result a query may return. */
 const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 
+/** The per-workspace cap of each server (one Deps per server). */
+const slotsByServer = new WeakMap<Deps, WorkspaceSlots>();
+
+function slotsOf(deps: Deps): WorkspaceSlots {
+  let slots = slotsByServer.get(deps);
+  if (!slots) {
+    slots = new WorkspaceSlots(deps.config.analyticsMaxConcurrentPerWorkspace);
+    slotsByServer.set(deps, slots);
+  }
+  return slots;
+}
+
+function tooManyQueries(cap: number): ServiceError {
+  return new ServiceError(
+    catalog.queryQuotaExceeded,
+    `This workspace runs ${cap} analytics queries at once already; retry when one of them has finished.`,
+  );
+}
+
 /**
  * Runs one read-only SELECT over the caller's virtual tables and returns its rows as objects.
  * The query is parsed with PostgreSQL's parser and checked against allow-lists before it runs;
- * it runs read-only, with a timeout and a row cap, and sees only its workspace (and, for an
- * API-scoped root key, only those APIs).
+ * it runs read-only on the analytics pool, with a timeout, bounded work memory, and a row and
+ * byte cap the database itself applies, and sees only its workspace (and, for an API-scoped
+ * root key, only those APIs). A workspace runs a few queries at once at most (429 beyond).
  */
 export async function getVerifications(
   deps: Deps,
@@ -32,7 +54,9 @@ export async function getVerifications(
   const apiIds = analyticsScope(principal.permissions);
   if (apiIds?.length === 0) throw errors.insufficientPermissions("api.*.read_analytics");
   const { analyticsMaxRows: maxRows, analyticsTimeoutMs: timeoutMs } = deps.config;
-  let texts: string[];
+  const release = slotsOf(deps).take(principal.workspaceId);
+  if (!release) throw tooManyQueries(deps.config.analyticsMaxConcurrentPerWorkspace);
+  let texts: (string | null)[];
   try {
     const checked = checkQuery(req.query);
     if (deps.db.engine === "pglite") refuseUnbounded(checked);
@@ -41,21 +65,23 @@ export async function getVerifications(
       checked.text,
       checked.tables,
       maxRows,
+      MAX_RESULT_BYTES,
     );
     confirmWrapped(statement, checked);
-    texts = await analyticsRun(deps.db, statement, checked.tables.size > 0, {
+    texts = await analyticsRun(deps.analyticsDb, statement, checked.tables.size > 0, {
       workspaceId: principal.workspaceId,
       apiIds,
       timeoutMs,
     });
   } catch (err) {
     throw translate(err, timeoutMs);
+  } finally {
+    release();
   }
   if (texts.length > maxRows) throw errors.queryRowsLimit(maxRows);
-  let bytes = 0;
-  for (const t of texts) bytes += t.length;
-  if (bytes > MAX_RESULT_BYTES) throw errors.queryResultTooLarge(MAX_RESULT_BYTES);
-  return { data: texts.map((t) => JSON.parse(t) as JsonObject) };
+  // The database sends a row's text only while the running total stays within the cap.
+  if (texts.includes(null)) throw errors.queryResultTooLarge(MAX_RESULT_BYTES);
+  return { data: texts.map((t) => JSON.parse(t as string) as JsonObject) };
 }
 
 /**
@@ -81,9 +107,14 @@ function translate(err: unknown, timeoutMs: number): unknown {
   if (code === "57014") return errors.queryTimeout(timeoutMs);
   if (code === "42P01") return errors.analyticsQueryRefused("table", (err as Error).message);
   if (code === "42883") return errors.analyticsQueryRefused("function", (err as Error).message);
-  // Syntax and name errors (42), bad values (22), unsupported features (0A): the query's fault.
-  if (/^(42|22|0A|2F|21)/.test(code))
+  // Syntax and name errors (42), bad values (22), unsupported features (0A), program limits
+  // such as too many arguments or a too complex expression (54), a write attempted in the
+  // read-only transaction (25): the query's fault.
+  if (/^(42|22|0A|2F|21|54|25)/.test(code))
     return errors.analyticsQueryRefused("query", (err as Error).message);
+  // Too many connections is the database's state, not the query's: 503.
+  if (code === "53300") return err;
+  // Out of memory, disk full, temp_file_limit passed (53400): the query's size.
   if (code.startsWith("53")) return errors.queryResultTooLarge(MAX_RESULT_BYTES);
   return err;
 }

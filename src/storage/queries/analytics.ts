@@ -39,6 +39,10 @@ export async function analyticsSchema(db: Db): Promise<string> {
  * The statement that runs a checked query: the virtual tables it reads as CTEs, the query
  * as a sub-select, each row as one JSON text (PostgreSQL renders numbers, arrays and
  * timestamps), at most `maxRows + 1` rows so the caller can tell the cap was passed.
+ * A row's text is sent only while the running total of the texts so far, this one
+ * included, is at most `maxBytes`; past it the row is null. So the server receives at most
+ * `maxBytes` of text and `maxRows + 1` rows whatever the query builds, and a null row means
+ * the result is too large.
  * The query text comes from the guard, which parsed and checked it; the caller confirms
  * the result still holds exactly that query.
  */
@@ -47,6 +51,7 @@ export function analyticsStatement(
   query: string,
   tables: ReadonlySet<string>,
   maxRows: number,
+  maxBytes: number,
 ): string {
   const defs = definitions(schema);
   const ctes = [...tables].map((t) => {
@@ -55,7 +60,11 @@ export function analyticsStatement(
     return `${t} as (${def})`;
   });
   const withClause = ctes.length > 0 ? `with ${ctes.join(",\n")}\n` : "";
-  return `${withClause}select row_to_json(latchkey_row)::text as row from (\n${query}\n) as latchkey_row limit ${maxRows + 1}`;
+  // The window sum runs over the rows in the query's own order (no ordering of its own) and
+  // streams: each row is passed on as soon as it is summed, so the limit still stops the scan.
+  const json = "row_to_json(latchkey_row)::text";
+  const total = `sum(octet_length(${json})) over (rows unbounded preceding)`;
+  return `${withClause}select case when ${total} <= ${Math.trunc(maxBytes)} then ${json} end as row from (\n${query}\n) as latchkey_row limit ${Math.trunc(maxRows) + 1}`;
 }
 
 /** Bounds of one analytics run. */
@@ -66,25 +75,37 @@ export interface AnalyticsRunOptions {
 }
 
 /**
- * Runs an analytics statement in a read-only transaction with a statement timeout, UTC, and
- * `search_path = pg_catalog`; returns the rows' JSON texts. Not prepared: each query text
- * is new.
+ * Memory one sort or hash of an analytics query may use before it spills to temporary files
+ * (PostgreSQL's default is 4MB; hashes may use twice this).
+ */
+export const ANALYTICS_WORK_MEM = "8MB";
+/** Temporary files one analytics query may write; applied when the role may set it. */
+export const ANALYTICS_TEMP_FILE_LIMIT = "256MB";
+
+/**
+ * Runs an analytics statement in a read-only transaction with a statement timeout, bounded
+ * work memory and temporary files, UTC, and `search_path = pg_catalog`; returns the rows'
+ * JSON texts (null past the byte cap of `analyticsStatement`). Not prepared: each query
+ * text is new.
  */
 export async function analyticsRun(
   db: Db,
   statement: string,
   usesParams: boolean,
   options: AnalyticsRunOptions,
-): Promise<string[]> {
+): Promise<(string | null)[]> {
   return db.transaction(async (tx) => {
     await tx.query("set transaction read only");
+    // temp_file_limit is a superuser setting: set it only where that is allowed.
     await tx.query(
       `select set_config('statement_timeout', $1, true), set_config('timezone', 'UTC', true),
-         set_config('search_path', 'pg_catalog', true)`,
-      [String(options.timeoutMs)],
+         set_config('search_path', 'pg_catalog', true), set_config('work_mem', $2, true),
+         case when current_setting('is_superuser') = 'on'
+           then set_config('temp_file_limit', $3, true) end`,
+      [String(options.timeoutMs), ANALYTICS_WORK_MEM, ANALYTICS_TEMP_FILE_LIMIT],
     );
     const params = usesParams ? [options.workspaceId, options.apiIds] : [];
-    const rows = await tx.query<{ row: string }>(statement, params, { prepare: false });
+    const rows = await tx.query<{ row: string | null }>(statement, params, { prepare: false });
     return rows.map((r) => r.row);
   });
 }

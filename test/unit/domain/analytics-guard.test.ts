@@ -65,7 +65,7 @@ describe("analytics queries the guard accepts", () => {
 
   it("puts a trailing comment of the query on its own line inside the wrapper", () => {
     const checked = checkQuery("select count(*) from key_verifications_per_day_v1 -- total");
-    const statement = analyticsStatement('"public"', checked.text, checked.tables, 10);
+    const statement = analyticsStatement('"public"', checked.text, checked.tables, 10, 1024);
     expect(statement).toContain("-- total\n) as latchkey_row limit 11");
   });
 });
