@@ -7,7 +7,7 @@ import type { Metrics } from "../metrics.js";
 import { type Call, callValues } from "../services/call.js";
 import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
-import { errorType, toServiceError } from "./interceptors/request-context.js";
+import { ClientGoneError, errorType, toServiceError } from "./interceptors/request-context.js";
 import { type BoundProcedure, bindUnary, type UnarySpec } from "./invoke.js";
 import { acceptBareArray, decodeObject, encodeMessage } from "./json-codec.js";
 import { LiteHeaders } from "./lite-headers.js";
@@ -106,7 +106,12 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         }
         const declared = Number(req.headers["content-length"] ?? 0);
         if (declared > opts.maxBodyBytes) throw errors.bodyTooLarge(opts.maxBodyBytes);
-        const body = await readBody(req, opts.maxBodyBytes);
+        const body = await readBody(req, opts.maxBodyBytes).catch((err: unknown) => {
+          // The request stream fails only when the client goes away mid-body.
+          throw err instanceof BodyTooLargeError
+            ? err
+            : new ClientGoneError("the client closed the connection", { cause: err });
+        });
         const violations: Violation[] = [];
         message = decodeObject(
           spec.method.input,

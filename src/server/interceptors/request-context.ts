@@ -13,17 +13,33 @@ import { procedureOf } from "../../services/procedures.js";
 import { isUnavailable } from "../../storage/db.js";
 
 /**
+ * Thrown by a door when the request itself failed to arrive: the client reset or closed
+ * its connection mid-request. Node reports that as ECONNRESET, the same code a database
+ * connection reset carries, so the door says where it came from.
+ */
+export class ClientGoneError extends Error {
+  override name = "ClientGoneError";
+}
+
+/**
  * Turns anything a procedure throws into a catalog error: ServiceErrors pass through,
- * an unreachable database becomes 503, anything else becomes 500 and is logged with
- * its cause (the client sees only the request id).
+ * a client that went away is 499 and logged at debug (it is not a fault), an unreachable
+ * database becomes 503, anything else becomes 500 and is logged with its cause (the
+ * client sees only the request id).
  */
 export function toServiceError(err: unknown, log: Logger, requestId: string): ServiceError {
   if (err instanceof ServiceError) return err;
+  if (
+    err instanceof ClientGoneError ||
+    (err instanceof ConnectError && err.code === Code.Canceled)
+  ) {
+    log.debug({ requestId }, "client closed the connection");
+    return errors.clientClosed();
+  }
   if (isUnavailable(err)) {
     log.warn({ requestId, err }, "backing service unavailable");
     return errors.serviceUnavailable(err);
   }
-  if (err instanceof ConnectError && err.code === Code.Canceled) return errors.clientClosed();
   if (err instanceof ConnectError && err.code === Code.DeadlineExceeded) return errors.timeout();
   log.error({ requestId, err }, "unexpected error");
   return errors.unexpected(err);
