@@ -17,6 +17,8 @@ export function rollupTable(granularity: Granularity): string {
 /**
  * Adds a batch's groups to a rollup: new groups are inserted, existing ones get the counts
  * added. Run it in the transaction that inserts the raw events, so both or neither count.
+ * A group is told apart by a digest of its (sorted) tags, which the database computes
+ * (`tags_digest`, a generated column): the tags themselves are too large for an index.
  * The rows arrive sorted by group (Rollup.rows) and a function scan keeps their order, so
  * concurrent writers take the row locks in one order.
  */
@@ -34,7 +36,7 @@ export async function rollupAdd(
      from jsonb_to_recordset($1::text::jsonb) as e(time bigint, "workspaceId" text,
        "apiId" text, "keyId" text, "identityId" text, "externalId" text, outcome text,
        tags text[], count bigint, "spentCredits" bigint)
-     on conflict (workspace_id, time, api_id, key_id, identity_id, outcome, tags)
+     on conflict (workspace_id, time, api_id, key_id, identity_id, outcome, tags_digest)
      do update set count = r.count + excluded.count,
        -- Saturates instead of failing: costs reach 10^12, and a bigint overflow would make
        -- the database refuse this batch every time.
