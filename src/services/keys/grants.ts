@@ -116,6 +116,49 @@ export async function setKeyPermissions(
   );
 }
 
+/**
+ * Grants permissions and roles to a key created in this transaction, which has none yet, with
+ * their audit records: no reads of what the key had, a slice of grants per statement.
+ */
+export async function grantToNewKey(
+  tx: Queryable,
+  change: Change,
+  key: KeyRef,
+  permissions: readonly PermissionRow[],
+  roles: readonly RoleRow[],
+): Promise<void> {
+  await keyGrantPermissions(
+    tx,
+    key.workspaceId,
+    key.keyId,
+    permissions.map((p) => p.id),
+    change.now,
+  );
+  await keyGrantRoles(
+    tx,
+    key.workspaceId,
+    key.keyId,
+    roles.map((r) => r.id),
+    change.now,
+  );
+  auditLinks(
+    change,
+    key,
+    "authorization.connect_permission_and_key",
+    "Connected",
+    "permission",
+    permissions.map((p) => p.slug),
+  );
+  auditLinks(
+    change,
+    key,
+    "authorization.connect_role_and_key",
+    "Connected",
+    "role",
+    roles.map((r) => r.name),
+  );
+}
+
 /** Changes the roles of a key to `add` more and `remove` some, with audit records; returns the roles after. */
 export async function changeKeyRoles(
   tx: Queryable,

@@ -2,16 +2,19 @@ import type { RatelimitSetting } from "../../domain/ratelimit-config.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import { type KeyRow, keyInsert } from "../../storage/queries/keys.js";
+import type { PermissionRow } from "../../storage/queries/permissions.js";
 import type { RoleRow } from "../../storage/queries/roles.js";
 import type { Change } from "../mutation.js";
+import { ensurePermissions } from "../permissions/slugs.js";
 import { replaceRatelimits } from "../ratelimit-settings.js";
-import { changeKeyRoles, setKeyPermissions } from "./grants.js";
+import { grantToNewKey } from "./grants.js";
 
 /** A key to store with everything attached to it. */
 export interface NewKey {
   row: KeyRow;
   ratelimits: readonly RatelimitSetting[];
-  permissions: readonly string[];
+  /** Slugs of its direct permissions (missing ones are created), or the permissions themselves. */
+  permissions: readonly string[] | { rows: readonly PermissionRow[] };
   roles: readonly RoleRow[];
 }
 
@@ -30,8 +33,11 @@ export async function insertKey(
   const ref = { workspaceId: k.row.workspaceId, keyId: k.row.id };
   change.audit({ event: "key.create", resourceType: "key", resourceId: k.row.id, description });
   await replaceRatelimits(tx, change, ref, [], k.ratelimits);
-  await setKeyPermissions(tx, change, ref, k.permissions);
-  await changeKeyRoles(tx, change, ref, k.roles, []);
+  const permissions =
+    "rows" in k.permissions
+      ? k.permissions.rows
+      : await ensurePermissions(tx, change, ref.workspaceId, k.permissions);
+  await grantToNewKey(tx, change, ref, permissions, k.roles);
   change.invalidate({
     kind: "key",
     workspaceId: k.row.workspaceId,

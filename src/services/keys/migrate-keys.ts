@@ -14,6 +14,7 @@ import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { storedMeta } from "../identities/view.js";
 import { mutate } from "../mutation.js";
+import { ensurePermissions } from "../permissions/slugs.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { distinct } from "./find-key.js";
@@ -49,6 +50,11 @@ export async function migrateKeys(
   authorize(ctx, { apiId: api.id });
   const result = await mutate(deps, ctx, async (tx, change) => {
     const roles = await resolveRoles(tx, workspaceId, distinct(req.keys.flatMap((k) => k.roles)));
+    // Every key's permissions resolved (and created) at once, not key by key.
+    const slugs = distinct(req.keys.flatMap((k) => k.permissions));
+    const bySlug = new Map(
+      (await ensurePermissions(tx, change, workspaceId, slugs)).map((p) => [p.slug, p]),
+    );
     const taken = new Set(await keysExistingHashes(tx, hashes));
     const migrated: { hash: string; keyId: string }[] = [];
     const failed: string[] = [];
@@ -89,7 +95,7 @@ export async function migrateKeys(
         {
           row,
           ratelimits: lastPerName(settingsFromRequest(k.ratelimits)),
-          permissions: distinct(k.permissions),
+          permissions: { rows: distinct(k.permissions).flatMap((p) => bySlug.get(p) ?? []) },
           roles: keyRoles,
         },
         `Migrated key ${id} into API ${api.id} (migration ${req.migrationId}).`,

@@ -1,3 +1,4 @@
+import { slices } from "../batches.js";
 import type { Queryable } from "../db.js";
 
 /** One audit record: who changed what, when, in which request. */
@@ -16,24 +17,35 @@ export interface AuditEntry {
   correlationId: string | null;
 }
 
-/** Appends audit records; call it in the transaction of the change it describes. */
+/**
+ * Appends audit records, in their order (ids ascend with it), a slice per statement; call it
+ * in the transaction of the change it describes.
+ */
 export async function auditInsert(q: Queryable, entries: readonly AuditEntry[]): Promise<void> {
-  for (const e of entries) {
+  for (const part of slices(entries)) {
+    const column = <K extends keyof AuditEntry>(k: K) => part.map((e) => e[k]);
     await q.query(
       `insert into audit_logs (workspace_id, time, event, actor_type, actor_id, resource_type,
          resource_id, description, request_id, correlation_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+       select workspace_id, time::int8, event, actor_type, actor_id, resource_type, resource_id,
+         description, request_id, correlation_id
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+         $7::text[], $8::text[], $9::text[], $10::text[]) with ordinality
+         as t(workspace_id, time, event, actor_type, actor_id, resource_type, resource_id,
+           description, request_id, correlation_id, n)
+       order by n`,
       [
-        e.workspaceId,
-        e.time,
-        e.event,
-        e.actorType,
-        e.actorId,
-        e.resourceType,
-        e.resourceId,
-        e.description,
-        e.requestId,
-        e.correlationId,
+        column("workspaceId"),
+        // As text: the drivers would not bind an array of numbers typed.
+        column("time").map(String),
+        column("event"),
+        column("actorType"),
+        column("actorId"),
+        column("resourceType"),
+        column("resourceId"),
+        column("description"),
+        column("requestId"),
+        column("correlationId"),
       ],
     );
   }

@@ -1,3 +1,4 @@
+import { slices } from "../batches.js";
 import type { Queryable } from "../db.js";
 import type { PermissionRow } from "./permissions.js";
 import type { RoleRow } from "./roles.js";
@@ -15,7 +16,7 @@ export function keyDirectPermissions(q: Queryable, keyId: string): Promise<Permi
   );
 }
 
-/** Grants permissions to a key directly (existing grants are kept). */
+/** Grants permissions to a key directly (existing grants are kept), a slice per statement. */
 export async function keyGrantPermissions(
   q: Queryable,
   workspaceId: string,
@@ -23,12 +24,13 @@ export async function keyGrantPermissions(
   permissionIds: readonly string[],
   now: number,
 ): Promise<void> {
-  for (const permissionId of permissionIds) {
+  for (const ids of slices(permissionIds)) {
     await q.query(
       `insert into keys_permissions (key_id, permission_id, workspace_id, created_at)
-       values ($1, $2, $3, $4)
+       select $1, permission_id, $3, $4
+       from unnest($2::text[]) as t(permission_id)
        on conflict do nothing`,
-      [keyId, permissionId, workspaceId, now],
+      [keyId, ids, workspaceId, now],
     );
   }
 }
@@ -60,7 +62,7 @@ export function keyRoles(q: Queryable, keyId: string): Promise<RoleRow[]> {
   );
 }
 
-/** Grants roles to a key (existing grants are kept). */
+/** Grants roles to a key (existing grants are kept), a slice per statement. */
 export async function keyGrantRoles(
   q: Queryable,
   workspaceId: string,
@@ -68,12 +70,13 @@ export async function keyGrantRoles(
   roleIds: readonly string[],
   now: number,
 ): Promise<void> {
-  for (const roleId of roleIds) {
+  for (const ids of slices(roleIds)) {
     await q.query(
       `insert into keys_roles (key_id, role_id, workspace_id, created_at)
-       values ($1, $2, $3, $4)
+       select $1, role_id, $3, $4
+       from unnest($2::text[]) as t(role_id)
        on conflict do nothing`,
-      [keyId, roleId, workspaceId, now],
+      [keyId, ids, workspaceId, now],
     );
   }
 }

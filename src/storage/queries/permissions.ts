@@ -1,3 +1,4 @@
+import { slices } from "../batches.js";
 import type { Queryable } from "../db.js";
 import { findByIdOrName } from "./by-id-or-name.js";
 
@@ -50,7 +51,10 @@ export function permissionsBySlugs(
 
 /**
  * Creates the permissions among `slugs` that do not exist (named after their slug), safely
- * when others create the same ones at once; returns the ones this call created.
+ * when others create the same ones at once; returns the ones this call created, in the order
+ * of `missing`.
+ * A slice of rows per statement, in slug order, so that two callers creating overlapping
+ * sets wait on each other's rows in the same order instead of deadlocking.
  */
 export async function permissionsCreateMissing(
   q: Queryable,
@@ -58,18 +62,22 @@ export async function permissionsCreateMissing(
   missing: readonly { id: string; slug: string }[],
   now: number,
 ): Promise<PermissionRow[]> {
+  const sorted = [...missing].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   const created: PermissionRow[] = [];
-  for (const m of missing) {
+  for (const part of slices(sorted)) {
     const rows = await q.query<PermissionRow>(
       `insert into permissions (id, workspace_id, name, slug, description, created_at)
-       values ($1, $2, $3, $3, $4, $5)
+       select id, $1, slug, slug, 'Auto-created permission: ' || slug, $2
+       from unnest($3::text[], $4::text[]) with ordinality as t(id, slug, n)
+       order by n
        on conflict (workspace_id, slug) do nothing
        returning ${COLUMNS}`,
-      [m.id, workspaceId, m.slug, `Auto-created permission: ${m.slug}`, now],
+      [workspaceId, now, part.map((m) => m.id), part.map((m) => m.slug)],
     );
-    if (rows[0]) created.push(rows[0]);
+    created.push(...rows);
   }
-  return created;
+  const bySlug = new Map(created.map((p) => [p.slug, p]));
+  return missing.flatMap((m) => bySlug.get(m.slug) ?? []);
 }
 
 /** Lists permissions by id from `cursor` (inclusive), optionally filtered by a search term. */

@@ -1,3 +1,4 @@
+import { slices } from "../batches.js";
 import type { Queryable } from "../db.js";
 
 /** A rate-limit configuration of an identity (or, later, of a key). */
@@ -15,18 +16,33 @@ export interface RatelimitRow {
 const COLUMNS = `id, workspace_id as "workspaceId", identity_id as "identityId", key_id as "keyId",
   name, window_limit as "limit", duration_ms as "durationMs", auto_apply as "autoApply"`;
 
-/** Inserts rate-limit configurations. */
+/** Inserts rate-limit configurations, in one statement (an owner has at most 50). */
 export async function ratelimitInsert(
   q: Queryable,
   rows: readonly RatelimitRow[],
   now: number,
 ): Promise<void> {
-  for (const r of rows) {
+  for (const part of slices(rows)) {
     await q.query(
       `insert into ratelimits (id, workspace_id, identity_id, key_id, name, window_limit, duration_ms,
          auto_apply, created_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [r.id, r.workspaceId, r.identityId, r.keyId, r.name, r.limit, r.durationMs, r.autoApply, now],
+       select id, workspace_id, identity_id, key_id, name, window_limit::int8, duration_ms::int8,
+         auto_apply::bool, $1
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::text[], $9::text[])
+         as t(id, workspace_id, identity_id, key_id, name, window_limit, duration_ms, auto_apply)`,
+      [
+        now,
+        part.map((r) => r.id),
+        part.map((r) => r.workspaceId),
+        part.map((r) => r.identityId),
+        part.map((r) => r.keyId),
+        part.map((r) => r.name),
+        // Numbers and booleans travel as text: the drivers would not bind their arrays typed.
+        part.map((r) => String(r.limit)),
+        part.map((r) => String(r.durationMs)),
+        part.map((r) => String(r.autoApply)),
+      ],
     );
   }
 }
