@@ -8,6 +8,11 @@ export interface Metrics {
   observe(procedure: string, door: string, status: number, seconds: number): void;
   /** Counts one verification outcome (`latchkey_verifications_total{code}`). */
   verified(code: string): void;
+  /**
+   * Counts a verification that resolved to no workspace (an unknown key and no root key),
+   * which is not stored (`latchkey_verifications_unattributed_total{outcome}`).
+   */
+  unattributed(outcome: string): void;
   invalidationsReceived: Counter;
   /** Decisions the rate limiter's backend (Redis) could not make. */
   ratelimitFailures: Counter;
@@ -38,6 +43,18 @@ export function createMetrics(): Metrics {
       pending.clear();
     },
   });
+  // Counted like the outcomes above: the path of an anonymous flood must stay as cheap.
+  const unattributed = new Map<string, number>();
+  new Counter({
+    name: "latchkey_verifications_unattributed_total",
+    help: "Verifications that resolved to no workspace (unknown key, no root key): counted here, not stored.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+    collect() {
+      for (const [outcome, n] of unattributed) if (n > 0) this.inc({ outcome }, n);
+      unattributed.clear();
+    },
+  });
   const ratelimitFailures = new Counter({
     name: "latchkey_ratelimit_backend_failures_total",
     help: "Rate-limit decisions or refunds the backend (Redis) failed; RATELIMIT_FAILURE_MODE decided the answer.",
@@ -56,6 +73,9 @@ export function createMetrics(): Metrics {
       duration.observe(procedure, door, status, seconds),
     verified(code) {
       pending.set(code, (pending.get(code) ?? 0) + 1);
+    },
+    unattributed(outcome) {
+      unattributed.set(outcome, (unattributed.get(outcome) ?? 0) + 1);
     },
   };
 }

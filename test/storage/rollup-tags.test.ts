@@ -40,7 +40,7 @@ const verification = (
   time: number,
   tags: string[],
   requestId: string,
-): AnalyticsEvent => ({
+): Extract<AnalyticsEvent, { kind: "verification" }> => ({
   kind: "verification",
   time,
   workspaceId,
@@ -91,7 +91,7 @@ describe("rollup groups with the largest tags", () => {
     const rollup = new Rollup();
     const time = Date.parse("2026-05-05T11:00:00Z");
     for (const tags of [["a,b"], ["a", "b"], ["b", "a"], ['{"a"}'], ["{a}"], []]) {
-      rollup.add({ ...verification("ws_split", time, tags, ""), externalId: null });
+      rollup.add(verification("ws_split", time, tags, ""));
     }
     await db.transaction(async (tx) => {
       for (const part of [rollup.rows().hour.slice(0, 3), rollup.rows().hour.slice(3)])
@@ -137,8 +137,8 @@ describe("the digest migration", () => {
         await tx.exec(digest?.sql ?? "");
         const rollup = new Rollup();
         const time = Date.parse("2026-05-05T10:00:30Z");
-        rollup.add({ ...verification("ws_1", time, ["b", "a"], ""), externalId: null });
-        rollup.add({ ...verification("ws_1", time, [], ""), externalId: null });
+        rollup.add(verification("ws_1", time, ["b", "a"], ""));
+        rollup.add(verification("ws_1", time, [], ""));
         await rollupAdd(tx, "minute", rollup.rows().minute);
         await rollupAdd(tx, "month", rollup.rows().month);
         const minute = await tx.query<{ tags: string[]; count: number; spent: number }>(

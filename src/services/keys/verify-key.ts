@@ -201,7 +201,12 @@ function unknownLimit(name: string, r: KeyRecordRow): string {
   return `Rate limit '${name}' was requested but does not exist ${owner}; give limit and duration for an ad-hoc limit.`;
 }
 
-/** Records the verification event (never awaited) and the outcome metric, and answers. */
+/**
+ * Records the verification event (never awaited) and the outcome metric, and answers. The
+ * event belongs to the key's workspace, else the root key's. A verification with neither (an
+ * unknown key and no root key) is only counted: anyone may send those, and storing each one
+ * would let an anonymous caller fill the disk.
+ */
 function answer(
   deps: Deps,
   call: Call,
@@ -211,10 +216,16 @@ function answer(
   spentCredits: number,
   data: Answer["data"],
 ): Answer {
+  deps.metrics.verified(code);
+  const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
+  if (workspaceId === undefined) {
+    deps.metrics.unattributed(code);
+    return { data };
+  }
   deps.events.record({
     kind: "verification",
     time: deps.clock.now(),
-    workspaceId: record?.workspaceId ?? call.principal?.workspaceId ?? "",
+    workspaceId,
     apiId: record?.apiId ?? null,
     keyId: record?.id ?? null,
     identityId: record?.identityId ?? null,
@@ -224,6 +235,5 @@ function answer(
     spentCredits,
     requestId: call.requestId,
   });
-  deps.metrics.verified(code);
   return { data };
 }

@@ -5,7 +5,7 @@ import type { Db, Queryable } from "../db.js";
 /**
  * One verification, as analytics reads it: the rollup dimensions and sums (time, workspace, API,
  * key, identity, outcome, tags, credits spent) plus the request id. The workspace is the key's,
- * or the caller's when the key was not found ("" when neither).
+ * or the caller's when the key was not found (a verification with neither is not stored).
  */
 export interface VerificationEvent extends RollupSource {
   requestId: string;

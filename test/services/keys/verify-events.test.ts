@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOORS, startServer, type TestServer, useServer } from "../../harness/server.js";
 
-// Every verification becomes an event (README "Verifying keys"): it is recorded or, when the
-// bounded buffer is full, dropped and counted, so `recorded + dropped` = verifications, and
-// what is recorded is written once, whole, with its outcome, key, tags and spent credits.
+// Every verification that resolves to a workspace (the key's, else the root key's) becomes an
+// event (README "Verifying keys"): it is recorded or, when the bounded buffer is full, dropped
+// and counted, so `recorded + dropped` = such verifications, and what is recorded is written
+// once, whole, with its outcome, key, tags and spent credits. One that resolves to none (an
+// unknown key and no root key) is only counted, in latchkey_verifications_unattributed_total.
 
 const HOUR = 3_600_000;
 
@@ -13,6 +15,8 @@ interface Made {
   key_id: string | null;
   spent_credits: number;
   tags: string[];
+  /** False for a verification that resolves to no workspace: counted, never stored. */
+  stored?: false;
 }
 
 /** The value of an unlabelled series of /metrics. */
@@ -45,8 +49,9 @@ async function verifyMix(server: TestServer): Promise<Made[]> {
     outcome: string,
     keyId: string | null,
     spent = 0,
+    auth: string | null = null,
   ) => {
-    const res = await server.call(door, "keys.verifyKey", body, null);
+    const res = await server.call(door, "keys.verifyKey", body, auth);
     expect(res.status, JSON.stringify(res.error)).toBe(200);
     expect(res.data.code).toBe(outcome);
     expect(res.requestId).toMatch(/^req_/);
@@ -56,6 +61,7 @@ async function verifyMix(server: TestServer): Promise<Made[]> {
       key_id: keyId,
       spent_credits: spent,
       tags: (body.tags as string[] | undefined) ?? [],
+      ...(keyId === null && auth === null ? { stored: false as const } : {}),
     });
   };
   for (const door of DOORS) {
@@ -74,6 +80,8 @@ async function verifyMix(server: TestServer): Promise<Made[]> {
     await run(door, { key: k.key }, "VALID", k.keyId, 1);
     await run(door, { key: k.key, tags: ["limited"] }, "RATE_LIMITED", k.keyId);
     await run(door, { key: `sk_never_issued_${door}`, tags: ["nf"] }, "NOT_FOUND", null);
+    const rooted = { key: `sk_never_issued_${door}`, tags: ["nf", "root"] };
+    await run(door, rooted, "NOT_FOUND", null, 0, server.rootKey);
     const off = await server.seed.key({ enabled: false });
     await run(door, { key: off.key }, "DISABLED", off.keyId);
     const old = await server.seed.key({ expires: 1 });
@@ -92,20 +100,32 @@ async function verifyMix(server: TestServer): Promise<Made[]> {
 
 const byRequest = (a: Made, b: Made) => a.request_id.localeCompare(b.request_id);
 
+/** The verifications that must be stored, as their rows read. */
+const storedOnes = (made: Made[]) =>
+  made.filter((m) => m.stored !== false).map(({ stored: _, ...row }) => row);
+
+/** latchkey_verifications_unattributed_total{outcome="NOT_FOUND"}, 0 when absent. */
+function unattributed(text: string): number {
+  const m = /^latchkey_verifications_unattributed_total\{outcome="NOT_FOUND"\} (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
 describe("verification events", () => {
   const s = useServer();
 
   it("writes exactly one event per verification, with what each verification did", async () => {
     const before = s.app.deps.events.stats();
-    const metricsBefore = verificationsByCode(await metricsText(s));
+    const textBefore = await metricsText(s);
+    const metricsBefore = verificationsByCode(textBefore);
     const made = await verifyMix(s);
+    const events = storedOnes(made);
     expect(await s.app.deps.events.flush()).toBe(true);
     const after = s.app.deps.events.stats();
 
-    expect(after.recorded + after.dropped - (before.recorded + before.dropped)).toBe(made.length);
+    expect(after.recorded + after.dropped - (before.recorded + before.dropped)).toBe(events.length);
     // The buffer never filled: every event was recorded and is now written.
     expect(after.dropped).toBe(before.dropped);
-    expect(after.written - before.written).toBe(made.length);
+    expect(after.written - before.written).toBe(events.length);
     expect(after.buffered).toBe(0);
 
     const rows = await s.db.query<Made>(
@@ -114,13 +134,17 @@ describe("verification events", () => {
        where request_id = any($1::text[])`,
       [made.map((m) => m.request_id)],
     );
-    expect([...rows].sort(byRequest)).toEqual([...made].sort(byRequest));
+    expect([...rows].sort(byRequest)).toEqual([...events].sort(byRequest));
 
     const metricsAfter = verificationsByCode(await metricsText(s));
     const counted: Record<string, number> = {};
     for (const m of made) counted[m.outcome] = (counted[m.outcome] ?? 0) + 1;
     for (const [code, n] of Object.entries(counted))
       expect((metricsAfter[code] ?? 0) - (metricsBefore[code] ?? 0), code).toBe(n);
+    // The unknown keys verified without a root key: counted, not stored.
+    const anonymous = made.length - events.length;
+    expect(anonymous).toBe(3);
+    expect(unattributed(await metricsText(s)) - unattributed(textBefore)).toBe(anonymous);
   });
 
   it("writes nothing twice when flushed again", async () => {
@@ -146,6 +170,7 @@ describe("verification events with a full buffer", () => {
 
   it("drops what does not fit, counts it in /metrics, and written + dropped = verifications", async () => {
     const made = await verifyMix(tiny);
+    const events = storedOnes(made);
     expect(await tiny.app.deps.events.flush()).toBe(true);
     const stats = tiny.app.deps.events.stats();
     const text = await metricsText(tiny);
@@ -155,9 +180,9 @@ describe("verification events with a full buffer", () => {
     expect(metric(text, "latchkey_events_recorded")).toBe(stats.recorded);
     expect(metric(text, "latchkey_events_written")).toBe(stats.written);
     expect(metric(text, "latchkey_events_buffered")).toBe(0);
-    expect(stats.written + stats.dropped).toBe(made.length);
+    expect(stats.written + stats.dropped).toBe(events.length);
     expect(metric(text, "latchkey_events_written") + metric(text, "latchkey_events_dropped")).toBe(
-      made.length,
+      events.length,
     );
 
     // What was written is in the table, once; the dropped ones are not.
