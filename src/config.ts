@@ -8,7 +8,10 @@ export interface Config {
   dataDir: string;
   redisUrl: string | undefined;
   rootKey: string | undefined;
-  /** Base of error `type` URLs; undefined means the server's own base URL per request. */
+  /**
+   * Absolute base of error `type` URLs; undefined means the relative reference
+   * `/api-reference/errors-v2/...` (this server's pages). Never taken from a request.
+   */
   docsUrl: string | undefined;
   logLevel: string;
   verifyRequiresRootKey: boolean;
@@ -76,9 +79,25 @@ function optional(env: Env, name: string): string | undefined {
   return raw === undefined || raw === "" ? undefined : raw;
 }
 
+/** An absolute http(s) URL without trailing slashes, or undefined when unset. */
+function docsUrlSetting(env: Env): string | undefined {
+  const raw = optional(env, "DOCS_URL");
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash) {
+    throw new ConfigError(`DOCS_URL=${raw}: must be an absolute http(s) URL without query`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
 /** Reads the configuration from environment variables (the README's table). */
 export function loadConfig(env: Env = process.env): Config {
-  const docsUrl = optional(env, "DOCS_URL")?.replace(/\/+$/, "");
+  const docsUrl = docsUrlSetting(env);
   const rootKey = optional(env, "ROOT_KEY");
   if (rootKey !== undefined && (rootKey.length < 16 || /\s/.test(rootKey))) {
     throw new ConfigError("ROOT_KEY: must be at least 16 characters without whitespace");

@@ -77,7 +77,7 @@ export function createJsonDoor(opts: JsonDoorOptions) {
   const routes = routeTable(opts.services, opts.interceptors);
 
   function sendError(res: NodeResponse, call: Call, err: ServiceError): void {
-    const type = errorType(opts.docsUrl, call.baseUrl, err);
+    const type = errorType(opts.docsUrl, err);
     const headers: Record<string, string> = { "x-request-id": call.requestId };
     if (err.entry.status === 405) headers.allow = "POST";
     // The unread rest of an oversized body would be parsed as the next request.

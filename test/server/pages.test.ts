@@ -24,7 +24,8 @@ describe("error pages", () => {
   it("the type URL of a real error answer leads to its page", async () => {
     const res = await s.call("json", "apis.getApi", { apiId: "api_missing000000" });
     expect(res.status).toBe(404);
-    const page = await fetch(res.error?.type as string);
+    // A relative reference (no DOCS_URL), resolved against the URL called, as RFC 9457 says.
+    const page = await fetch(new URL(res.error?.type as string, `${s.url}/v2/apis.getApi`));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("err:svc:data:api_not_found");
   });

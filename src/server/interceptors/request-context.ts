@@ -45,9 +45,13 @@ export function toServiceError(err: unknown, log: Logger, requestId: string): Se
   return errors.unexpected(err);
 }
 
-/** The `type` URL of an error for this call. */
-export function errorType(docsUrl: string | undefined, baseUrl: string, e: ServiceError): string {
-  return errorTypeUrl(docsUrl ?? baseUrl, e.entry);
+/**
+ * The `type` URL of an error: under the configured DOCS_URL, else the relative reference
+ * `/api-reference/errors-v2/...`, which a client resolves against the URL it called (this
+ * server's error pages). Never built from the request: a Host header is the caller's to write.
+ */
+export function errorType(docsUrl: string | undefined, e: ServiceError): string {
+  return errorTypeUrl(docsUrl ?? "", e.entry);
 }
 
 /**
@@ -97,7 +101,7 @@ export function requestContextInterceptor(
             code: err.entry.code,
             status: err.entry.status,
             title: err.entry.title,
-            type: errorType(docsUrl, call.baseUrl, err),
+            type: errorType(docsUrl, err),
             detail: err.detail,
             errors: err.violations.map((v) => ({ ...v })),
             requestId: call.requestId,
