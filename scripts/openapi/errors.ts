@@ -77,6 +77,7 @@ const SPECIFIC: Record<ProcedureName, readonly CatalogKey[]> = {
     "queryExecutionTimeout",
     "queryRowsLimitExceeded",
     "queryMemoryLimitExceeded",
+    "queryQuotaExceeded",
   ],
   "analytics.listAuditLogs": [],
 };
