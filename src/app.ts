@@ -14,6 +14,7 @@ import { MemoryLimiter } from "./ratelimit/memory.js";
 import { RedisLimiter } from "./ratelimit/redis.js";
 import { ResilientLimiter } from "./ratelimit/resilient.js";
 import { createConnectDoor } from "./server/connect-door.js";
+import { connectionCounters, connectionLimits } from "./server/connection-limits.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
 import { requestContextInterceptor } from "./server/interceptors/request-context.js";
@@ -153,11 +154,25 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
       metrics,
     );
-    const listener = await listen(handler, config.port, config.host);
+    const limits = connectionLimits(config);
+    const listener = await listen(
+      handler,
+      config.port,
+      config.host,
+      limits,
+      connectionCounters(metrics, "main"),
+    );
     const grpcDoor =
       config.grpcPort === undefined
         ? undefined
-        : await startGrpcDoor({ ...doorOptions, log, port: config.grpcPort, host: config.host });
+        : await startGrpcDoor({
+            ...doorOptions,
+            log,
+            port: config.grpcPort,
+            host: config.host,
+            limits,
+            counters: connectionCounters(metrics, "grpc"),
+          });
     log.info(
       { port: listener.port, grpcPort: grpcDoor?.port, engine: db.engine },
       "latchkey listening",

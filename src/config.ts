@@ -37,6 +37,16 @@ export interface Config {
   analyticsPoolSize: number;
   /** Analytics queries one workspace may run at once on this node; more are answered 429. */
   analyticsMaxConcurrentPerWorkspace: number;
+  /** A connection with no request in flight that sends nothing for this long is closed. */
+  connectionIdleTimeoutMs: number;
+  /** Longest a request may take to send its headers (HTTP/2: the preface and first HEADERS). */
+  requestHeadersTimeoutMs: number;
+  /** Longest a request may take to arrive whole, headers and body. */
+  requestTimeoutMs: number;
+  /** Open connections per listening port; beyond it new ones are closed at once. */
+  maxConnections: number;
+  /** Streams one HTTP/2 session (Connect/h2 or gRPC) may have open at once. */
+  h2MaxConcurrentStreams: number;
   shutdownTimeoutMs: number;
   /** Largest request body on every door. */
   maxBodyBytes: number;
@@ -95,6 +105,25 @@ function docsUrlSetting(env: Env): string | undefined {
   return raw.replace(/\/+$/, "");
 }
 
+/** The bounds of every door's connections (docs/limits-and-timeouts.md). */
+function connectionSettings(env: Env) {
+  const requestHeadersTimeoutMs = int(env, "REQUEST_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000);
+  const requestTimeoutMs = int(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000);
+  // The headers are part of the request: a longer headers timeout could never apply.
+  if (requestHeadersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `REQUEST_HEADERS_TIMEOUT_MS=${requestHeadersTimeoutMs}: must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+  return {
+    connectionIdleTimeoutMs: int(env, "CONNECTION_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    requestHeadersTimeoutMs,
+    requestTimeoutMs,
+    maxConnections: int(env, "MAX_CONNECTIONS", 10_000, 1, 1_000_000),
+    h2MaxConcurrentStreams: int(env, "H2_MAX_CONCURRENT_STREAMS", 100, 1, 10_000),
+  };
+}
+
 /** Reads the configuration from environment variables (the README's table). */
 export function loadConfig(env: Env = process.env): Config {
   const docsUrl = docsUrlSetting(env);
@@ -141,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
       1,
       100,
     ),
+    ...connectionSettings(env),
     shutdownTimeoutMs: int(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     maxBodyBytes: 1024 * 1024,
   };

@@ -16,6 +16,10 @@ export interface Metrics {
   invalidationsReceived: Counter;
   /** Decisions the rate limiter's backend (Redis) could not make. */
   ratelimitFailures: Counter;
+  /** Connections closed as they were accepted because their port was full, by listener. */
+  connectionsRefused: Counter<"listener">;
+  /** Connections open, by listener. */
+  connectionsOpen: Gauge<"listener">;
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -65,10 +69,24 @@ export function createMetrics(): Metrics {
     help: "Invalidation notifications received from other nodes.",
     registers: [registry],
   });
+  const connectionsRefused = new Counter({
+    name: "latchkey_connections_refused_total",
+    help: "Connections closed as they were accepted because their port held MAX_CONNECTIONS.",
+    labelNames: ["listener"] as const,
+    registers: [registry],
+  });
+  const connectionsOpen = new Gauge({
+    name: "latchkey_connections_open",
+    help: "Connections open, by listening port (main or grpc).",
+    labelNames: ["listener"] as const,
+    registers: [registry],
+  });
   return {
     registry,
     invalidationsReceived,
     ratelimitFailures,
+    connectionsRefused,
+    connectionsOpen,
     observe: (procedure, door, status, seconds) =>
       duration.observe(procedure, door, status, seconds),
     verified(code) {

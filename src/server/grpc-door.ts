@@ -6,6 +6,8 @@ import { newId } from "../domain/ids.js";
 import { errors } from "../errors/service-error.js";
 import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
+import { grpcConnections } from "./connection-grpc.js";
+import type { ConnectionCounters, ConnectionLimits } from "./connection-limits.js";
 import { toServiceError } from "./interceptors/request-context.js";
 import { bindUnary, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
@@ -19,6 +21,8 @@ export interface GrpcDoorOptions {
   log: Logger;
   port: number;
   host: string;
+  limits: ConnectionLimits;
+  counters: ConnectionCounters;
 }
 
 /** A running grpc-js server. */
@@ -107,11 +111,13 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
 /**
  * gRPC through a @grpc/grpc-js server bound to the same implementations and the same
  * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
- * connections). Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
+ * connections), with the same connection bounds as the main port. Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
  * server reflection (v1 and v1alpha) for those services, without authentication.
  */
 export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
+  const connections = grpcConnections(opts.limits, opts.counters);
   const server = new grpc.Server({
+    ...connections.serverOptions,
     "grpc.max_receive_message_length": opts.maxBodyBytes,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
@@ -139,17 +145,12 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
     server,
     opts.services.map((s) => s.service),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      `${opts.host}:${opts.port}`,
-      grpc.ServerCredentials.createInsecure(),
-      (err, p) => (err ? reject(err) : resolve(p)),
-    ),
-  );
+  const listener = await connections.listen(server, opts.port, opts.host);
   return {
-    port,
-    drain(timeoutMs: number) {
-      return new Promise<void>((resolve) => {
+    port: listener.port,
+    async drain(timeoutMs: number) {
+      const closed = listener.stopAccepting();
+      await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -159,6 +160,8 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
           resolve();
         });
       });
+      listener.destroy();
+      await closed;
     },
   };
 }

@@ -1,6 +1,8 @@
 /** One entry of an `Inflight` list. */
 export interface InflightEntry<T> {
   readonly item: T;
+  /** When it was added, on the caller's clock (0 when the caller keeps none). */
+  readonly startMs: number;
   prev: InflightEntry<T> | undefined;
   next: InflightEntry<T> | undefined;
   linked: boolean;
@@ -22,8 +24,14 @@ export class Inflight<T> implements Iterable<T> {
     return this.count;
   }
 
-  add(item: T): InflightEntry<T> {
-    const entry: InflightEntry<T> = { item, prev: undefined, next: this.head, linked: true };
+  add(item: T, startMs = 0): InflightEntry<T> {
+    const entry: InflightEntry<T> = {
+      item,
+      startMs,
+      prev: undefined,
+      next: this.head,
+      linked: true,
+    };
     if (this.head) this.head.prev = entry;
     this.head = entry;
     this.count++;
@@ -45,5 +53,14 @@ export class Inflight<T> implements Iterable<T> {
 
   *[Symbol.iterator](): Iterator<T> {
     for (let e = this.head; e; e = e.next) yield e.item;
+  }
+
+  /** The entries, newest first; an entry may be removed while iterating. */
+  *entries(): Generator<InflightEntry<T>> {
+    for (let e = this.head; e; ) {
+      const next = e.next;
+      yield e;
+      e = next;
+    }
   }
 }

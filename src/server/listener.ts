@@ -1,6 +1,13 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import {
+  type ConnectionCounters,
+  type ConnectionLimits,
+  capConnections,
+  h2ServerOptions,
+} from "./connection-limits.js";
+import { PendingConnections, Sweep, sweepIntervalMs } from "./connection-sweep.js";
 import { Inflight } from "./inflight.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
 
@@ -21,28 +28,63 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 /** Interval of HTTP/2 PINGs that detect dead peers (Node never sends its own). */
 const H2_PING_INTERVAL_MS = 30_000;
 
+/** What the listener keeps of one HTTP/2 session, for its idle deadline. */
+interface SessionState {
+  /** The session's socket until its first stream settles its headers deadline. */
+  socket: net.Socket | undefined;
+  /** Requests of the session whose responses have not completed. */
+  open: number;
+  /** Since when `open` has been 0. */
+  idleSinceMs: number;
+}
+
 /**
  * Serves HTTP/1.1 and cleartext HTTP/2 on one port. HTTP/2 without TLS cannot be
  * negotiated, so each new connection is sniffed: bytes that start the HTTP/2 preface go
  * to the HTTP/2 server, anything else to the HTTP/1.1 server. Bytes may arrive one at a
  * time; the decision waits until they match or diverge from the preface.
+ *
+ * Every stage is bounded by `limits`: the port holds at most `maxConnections`; a connection
+ * that sends nothing before its first request, or has no request in flight, is closed after
+ * `idleTimeoutMs`; the first request's headers (HTTP/2: the preface and first HEADERS) must
+ * arrive within `headersTimeoutMs` of its first byte and every request whole within
+ * `requestTimeoutMs`; an HTTP/2 session holds at most `h2MaxConcurrentStreams` streams.
  */
 export async function listen(
   handler: RequestHandler,
   port: number,
   host: string,
+  limits: ConnectionLimits,
+  counters: ConnectionCounters,
 ): Promise<Listener> {
   let draining = false;
   const inflight = new Inflight<NodeResponse>();
-  const sessions = new Set<http2.ServerHttp2Session>();
+  const sessions = new Map<http2.ServerHttp2Session, SessionState>();
   const sockets = new Set<net.Socket>();
+  const tickMs = sweepIntervalMs(limits.idleTimeoutMs, limits.headersTimeoutMs);
+  const sweep = new Sweep(tickMs);
+  const pending = new PendingConnections<net.Socket>(
+    sweep,
+    limits.idleTimeoutMs,
+    limits.headersTimeoutMs,
+  );
 
   let onIdle: (() => void) | undefined;
 
   const track: RequestHandler = (req, res) => {
-    const entry = inflight.add(res);
+    const entry = inflight.add(res, sweep.nowMs);
+    const session =
+      "stream" in res ? sessions.get(res.stream.session as http2.ServerHttp2Session) : undefined;
+    if (session) {
+      session.open++;
+      if (session.socket) {
+        pending.settle(session.socket);
+        session.socket = undefined;
+      }
+    }
     const done = () => {
       if (!inflight.remove(entry)) return;
+      if (session && --session.open === 0) session.idleSinceMs = sweep.nowMs;
       if (draining) {
         h1.closeIdleConnections();
         if (inflight.size === 0) onIdle?.();
@@ -56,13 +98,25 @@ export async function listen(
     handler(req, res);
   };
 
+  // Node enforces these three on HTTP/1.1 (answering 408 to a late request), with one
+  // sweep over its connections every connectionsCheckingInterval.
   const h1 = http.createServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 },
+    {
+      keepAliveTimeout: limits.idleTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: tickMs,
+    },
     track,
   );
-  const h2 = http2.createServer({}, track);
+  // That sweep starts when the server emits 'listening'. This server never listens itself
+  // (the sniffer owns the port), so without this event no request would ever time out.
+  h1.emit("listening");
+
+  let handing: net.Socket | undefined;
+  const h2 = http2.createServer(h2ServerOptions(limits), track);
   h2.on("session", (session) => {
-    sessions.add(session);
+    sessions.set(session, { socket: handing, open: 0, idleSinceMs: sweep.nowMs });
     const ping = setInterval(() => {
       if (!session.closed && !session.destroyed) {
         session.ping((err) => {
@@ -78,10 +132,29 @@ export async function listen(
     if (draining) session.close();
   });
 
+  sweep.add(() => {
+    const now = sweep.nowMs;
+    for (const [session, state] of sessions) {
+      if (state.open > 0 || now - state.idleSinceMs < limits.idleTimeoutMs) continue;
+      // A session asked to close once and still here has not let go: its socket goes.
+      if (session.closed) session.destroy();
+      else session.close();
+    }
+    // HTTP/2 requests whose bodies have not all arrived in time (Node does HTTP/1.1's).
+    for (const entry of inflight.entries()) {
+      if (now - entry.startMs < limits.requestTimeoutMs) continue;
+      const res = entry.item;
+      if ("stream" in res && !res.stream.readableEnded && !res.stream.closed) {
+        res.stream.close(http2.constants.NGHTTP2_CANCEL);
+      }
+    }
+  });
+
   // noDelay: http.createServer would set it on the sockets it accepts; these come from
   // our own net.Server, so it is set here (Nagle would hold back small responses).
   const server = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
+    pending.add(socket, socket);
     socket.once("close", () => sockets.delete(socket));
     let seen: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -94,15 +167,21 @@ export async function listen(
       socket.unshift(seen);
       if (isH2) {
         // The HTTP/2 session reads the bytes already buffered, then owns the native handle;
-        // resuming the JS stream here would steal its data.
+        // resuming the JS stream here would steal its data. Node emits 'session' within
+        // this call, which is how the session learns its socket.
+        handing = socket;
         h2.emit("connection", socket);
+        handing = undefined;
       } else {
+        // From here Node's own headers and request deadlines apply.
+        pending.settle(socket);
         h1.emit("connection", socket);
         socket.resume();
       }
     };
     socket.on("data", onData);
   });
+  capConnections(server, limits, counters);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -111,6 +190,7 @@ export async function listen(
       resolve();
     });
   });
+  sweep.start();
   const address = server.address() as net.AddressInfo;
 
   return {
@@ -119,7 +199,7 @@ export async function listen(
     async drain(timeoutMs: number) {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const s of sessions) s.close();
+      for (const s of sessions.keys()) s.close();
       for (const res of inflight) {
         if ("setHeader" in res && !res.headersSent && !("stream" in res))
           res.setHeader("connection", "close");
@@ -133,8 +213,11 @@ export async function listen(
         });
         clearTimeout(timer);
       }
-      for (const s of sessions) s.destroy();
+      for (const s of sessions.keys()) s.destroy();
       for (const socket of sockets) socket.destroy();
+      sweep.stop();
+      // Stops Node's HTTP/1.1 deadline sweep; the server has no port of its own to close.
+      h1.close();
       await closed;
     },
   };
