@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import { createRequire } from "node:module";
@@ -6,12 +7,13 @@ import { catalogEntries } from "../errors/catalog.js";
 import { explanations } from "../errors/explanations.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
 
-/** A GET page: status, content type and body. */
+/** A GET page: status, content type and body, and its Content-Security-Policy if not the default. */
 interface Page {
   status: number;
   type: string;
   body: string | Buffer;
   cache?: string;
+  csp?: string;
 }
 
 /** Files of the API reference renderer (swagger-ui-dist, from our own node_modules). */
@@ -22,13 +24,33 @@ const RENDERER_FILES: Readonly<Record<string, string>> = {
 };
 const rendererDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 
+const PAGE_STYLE = `body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1d1d1f}
+code{background:#f2f2f5;padding:.1rem .3rem;border-radius:4px}a{color:#0b57d0}table{border-collapse:collapse}
+td,th{padding:.25rem .75rem;border-bottom:1px solid #ddd;text-align:left}`;
+
 const html = (title: string, body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1d1d1f}
-code{background:#f2f2f5;padding:.1rem .3rem;border-radius:4px}a{color:#0b57d0}table{border-collapse:collapse}
-td,th{padding:.25rem .75rem;border-bottom:1px solid #ddd;text-align:left}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body>${body}</body></html>`;
+
+/**
+ * Content-Security-Policies. Pages load nothing from elsewhere, run no inline script and
+ * cannot be framed (clickjacking): an injected script could read the root key a user types
+ * into /docs, so only our own files may run there. Swagger UI sets styles through the DOM
+ * (allowed) and draws icons from data: URIs; "Try it out" calls this server only.
+ */
+const CSP_DEFAULT =
+  "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP_ERROR_PAGES = `${CSP_DEFAULT}; style-src 'sha256-${hash("sha256", PAGE_STYLE, "base64")}'`;
+const CSP_DOCS = `${CSP_DEFAULT}; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'`;
+
+/** Headers every page answer carries, whatever its type. */
+const PAGE_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+} as const;
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -46,6 +68,7 @@ function errorPage(category: string, name: string): Page {
     return {
       status: 404,
       type: "text/html; charset=utf-8",
+      csp: CSP_ERROR_PAGES,
       body: html(
         "Unknown error",
         `<h1>Unknown error</h1><p>Latchkey has no error <code>${escapeHtml(`${category}/${name}`)}</code>. <a href="/api-reference/errors-v2">All errors</a>.</p>`,
@@ -55,6 +78,7 @@ function errorPage(category: string, name: string): Page {
   return {
     status: 200,
     type: "text/html; charset=utf-8",
+    csp: CSP_ERROR_PAGES,
     body: html(
       `${entry.code} · Latchkey`,
       `<p><a href="/api-reference/errors-v2">All errors</a></p>
@@ -77,6 +101,7 @@ function errorIndex(): Page {
   return {
     status: 200,
     type: "text/html; charset=utf-8",
+    csp: CSP_ERROR_PAGES,
     body: html(
       "Errors · Latchkey",
       `<h1>Latchkey errors</h1><p>Every error answer's <code>type</code> links to its page here.</p><table><tr><th>code</th><th>status</th><th>meaning</th></tr>${rows}</table>`,
@@ -88,6 +113,7 @@ function docsPage(): Page {
   return {
     status: 200,
     type: "text/html; charset=utf-8",
+    csp: CSP_DOCS,
     body: `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Latchkey API reference</title>
 <link rel="icon" href="/docs/assets/favicon-32x32.png"><link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
@@ -96,7 +122,15 @@ function docsPage(): Page {
   };
 }
 
-const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true, persistAuthorization: true });\n`;
+/**
+ * Starts Swagger UI. The root key a user authorizes with lives in the page's memory only:
+ * not persisted (persistAuthorization would put it in localStorage, where any script of this
+ * origin and anyone at the browser later could read it), and a copy an earlier version
+ * persisted is removed. No validator badge: nothing is fetched from elsewhere.
+ */
+const DOCS_INIT = `try { window.localStorage.removeItem("authorized"); } catch (e) {}
+window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true, persistAuthorization: false, validatorUrl: null });
+`;
 
 /** The OpenAPI document, when the server has one to serve. */
 export type OpenApiSource = () => Promise<string>;
@@ -146,11 +180,17 @@ export function createPages(openapi?: OpenApiSource) {
           "content-type": p.type,
           "content-length": Buffer.byteLength(p.body),
           ...(p.cache ? { "cache-control": p.cache } : {}),
+          "content-security-policy": p.csp ?? CSP_DEFAULT,
+          ...PAGE_HEADERS,
         });
         res.end(p.body);
       },
       () => {
-        (res as ServerResponse).writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+        (res as ServerResponse).writeHead(500, {
+          "content-type": "text/plain; charset=utf-8",
+          "content-security-policy": CSP_DEFAULT,
+          ...PAGE_HEADERS,
+        });
         res.end("page failed\n");
       },
     );

@@ -40,4 +40,52 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await browser.close();
     }
   }, 90_000);
+
+  it("runs under its Content-Security-Policy and keeps the root key out of browser storage", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+      // Chromium reports every CSP refusal on the console ("Refused to ...").
+      const problems: string[] = [];
+      page.on("console", (m) => {
+        if (m.type() === "error" || /Content Security Policy|Refused to/i.test(m.text()))
+          problems.push(m.text());
+      });
+      page.on("pageerror", (e) => problems.push(String(e)));
+      const sent: (string | undefined)[] = [];
+      page.on("request", (r) => {
+        if (r.url().endsWith("/v2/apis.createApi")) sent.push(r.headers().authorization);
+      });
+      const res = await page.goto(`${s.url}/docs`);
+      await page.waitForSelector(".opblock", { timeout: 30_000 });
+      await page.click("button.authorize");
+      await page.fill("#auth-bearer-value", s.rootKey);
+      await page.click(".modal-ux button.modal-btn.auth.authorize");
+      await page.click(".modal-ux button.btn-done");
+      // "Try it out" on createApi: the call goes out with the key and gets its answer.
+      const op = page.locator(".opblock", {
+        has: page.locator('.opblock-summary-path[data-path="/v2/apis.createApi"]'),
+      });
+      await op.locator(".opblock-summary-control").click();
+      await op.locator("button.try-out__btn").click();
+      await op.locator("button.execute").click();
+      await op.locator(".live-responses-table tbody .response-col_status").first().waitFor();
+      expect(
+        await op.locator(".live-responses-table tbody .response-col_status").first().innerText(),
+      ).toContain("200");
+      expect(sent).toEqual([`Bearer ${s.rootKey}`]);
+      const stored = await page.evaluate(() =>
+        JSON.stringify([{ ...window.localStorage }, { ...window.sessionStorage }, document.cookie]),
+      );
+      expect(stored).not.toContain(s.rootKey);
+      // After a reload the page no longer holds the key: nothing kept it.
+      await page.reload();
+      await page.waitForSelector(".opblock", { timeout: 30_000 });
+      expect(await page.locator("button.authorize.locked").count()).toBe(0);
+      expect(problems).toEqual([]);
+      expect(res?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });

@@ -73,3 +73,39 @@ describe("the API reference page", () => {
     expect(res.body.error.type).toContain("route_not_found");
   });
 });
+
+describe("page headers", () => {
+  it("send a Content-Security-Policy, nosniff, no referrer and no framing on every page", async () => {
+    const paths = [
+      "/docs",
+      "/docs/init.js",
+      "/docs/assets/swagger-ui.css",
+      "/docs/assets/nothing.js",
+      "/openapi.json",
+      "/api-reference/errors-v2",
+      "/api-reference/errors-v2/svc/data/api_not_found",
+    ];
+    for (const path of paths) {
+      const res = await fetch(`${s.url}${path}`);
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp, path).toContain("default-src 'none'");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(res.headers.get("referrer-policy"), path).toBe("no-referrer");
+      expect(res.headers.get("x-frame-options"), path).toBe("DENY");
+    }
+    const docs = await fetch(`${s.url}/docs`);
+    expect(docs.headers.get("content-security-policy")).toContain("script-src 'self'");
+    // The docs page runs no inline script: the CSP would refuse it.
+    expect(await docs.text()).not.toMatch(/<script>|<script [^>]*>[^<]/);
+  });
+
+  it("never persist the root key a user authorizes with on /docs", async () => {
+    const init = await (await fetch(`${s.url}/docs/init.js`)).text();
+    expect(init).toContain("persistAuthorization: false");
+    expect(init).not.toContain("persistAuthorization: true");
+    // A key an earlier version persisted is removed.
+    expect(init).toContain('localStorage.removeItem("authorized")');
+  });
+});
