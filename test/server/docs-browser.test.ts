@@ -71,7 +71,7 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await op.locator("button.execute").click();
       await op.locator(".live-responses-table tbody .response-col_status").first().waitFor();
       expect(
-        await op.locator(".live-responses-table tbody .response-col_status").first().innerText(),
+        await op.locator(".live-responses-table tbody .response-col_status").first().textContent(),
       ).toContain("200");
       expect(sent).toEqual([`Bearer ${s.rootKey}`]);
       const stored = await page.evaluate(() =>
