@@ -12,6 +12,12 @@ export interface QueryOptions {
    * as analytics queries, which would otherwise fill every connection's statement cache).
    */
   prepare?: boolean;
+  /**
+   * Longest this statement may run, in milliseconds, on the embedded engine (which has no
+   * statement_timeout): past it the statement is cancelled and fails with SQLSTATE 57014,
+   * and its transaction with it. PostgreSQL bounds statements with statement_timeout instead.
+   */
+  timeoutMs?: number;
 }
 
 /** Something that runs SQL with `$1`-style bound parameters. */

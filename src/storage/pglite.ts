@@ -1,59 +1,137 @@
-import { PGlite } from "@electric-sql/pglite";
-import type { Db, Queryable } from "./db.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Db, Queryable, QueryOptions } from "./db.js";
+import { PgliteThread } from "./pglite-thread.js";
 
 /** Options of the embedded PGlite adapter. */
 export interface PgliteOptions {
-  /** Directory of the database files; undefined keeps the database in memory. */
+  /**
+   * Directory of the database files; undefined: a new temporary directory, removed by
+   * `close()` (the database lives as long as this Db, like one in memory).
+   */
   dataDir?: string;
-  /** A dump made by `dumpDataDir()` to start from (tests load a migrated database this way). */
+  /** A dump made by `dump()` to start from (tests load a migrated database this way). */
   loadDataDir?: Blob | File;
 }
 
-/**
- * The Db port over embedded PGlite: PostgreSQL compiled to WebAssembly, one connection
- * in this process. Queries queue behind each other; a transaction holds the connection.
- * NOTIFY is delivered to LISTENers of this same process only.
- */
 /** A PGlite database; `dump` snapshots it for `openPglite({ loadDataDir })`. */
 export interface PgliteDb extends Db {
   dump(): Promise<Blob>;
+  /** How many times the database thread was ended (a query past its timeout) or lost. */
+  restarts(): number;
 }
 
+type Subscriber = { onMessage: (payload: string) => void; onConnect?: () => void };
+
+/**
+ * The Db port over embedded PGlite: PostgreSQL compiled to WebAssembly, one connection, run
+ * on its own worker thread so that the server's thread never waits for it. Work runs one
+ * job at a time, in order; a transaction holds the connection until it ends. A query given
+ * `timeoutMs` that runs longer is cancelled with SQLSTATE 57014 by ending the thread and
+ * starting another on the same files (PostgreSQL recovers them from its log; the query's
+ * transaction leaves nothing). If the thread dies, the work in flight fails with
+ * DbUnavailableError and the next starts a new thread. NOTIFY reaches LISTENers of this
+ * process only.
+ */
 export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
-  const pg = await PGlite.create({
-    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
-    ...(options.loadDataDir !== undefined ? { loadDataDir: options.loadDataDir } : {}),
-  });
-  const runner = (s: Pick<PGlite, "query" | "exec">): Queryable => ({
-    async query<T>(text: string, params: readonly unknown[] = []): Promise<T[]> {
-      const res = await s.query<T>(text, params as unknown[]);
-      return res.rows;
-    },
-    async exec(script: string): Promise<void> {
-      await s.exec(script);
-    },
-    async copyCsv(target: string, csv: string | Uint8Array): Promise<void> {
-      // PGlite reads COPY ... FROM '/dev/blob' from the statement's blob. `exec` sends it as
-      // one simple-protocol message instead of the five of an extended query (parse, bind,
-      // describe, execute, sync), each a call into PostgreSQL on the server's thread.
-      await s.exec(`copy ${target} from '/dev/blob' with (format csv)`, {
-        blob: new Blob([csv as string | Uint8Array<ArrayBuffer>]),
-      });
-    },
-  });
-  const root = runner(pg);
+  const temporary = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "latchkey-pglite-"));
+  const load = options.loadDataDir
+    ? new Uint8Array(await options.loadDataDir.arrayBuffer())
+    : undefined;
+  const thread = new PgliteThread(dataDir, load);
+  const removeTemporary = () => {
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await thread.open();
+  } catch (err) {
+    removeTemporary();
+    throw err;
+  }
+
+  const runner = (tx: number | undefined): Queryable => {
+    const inTx = tx !== undefined ? { tx } : {};
+    return {
+      query<T>(text: string, params: readonly unknown[] = [], opts: QueryOptions = {}) {
+        const timeout = opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {};
+        return thread.submit<T[]>({ request: { op: "query", text, params }, ...inTx, ...timeout });
+      },
+      async exec(script: string) {
+        await thread.submit({ request: { op: "exec", script }, ...inTx });
+      },
+      async copyCsv(target: string, data: string | Uint8Array) {
+        await thread.submit({ request: { op: "copy", target, data }, ...inTx });
+      },
+    };
+  };
+
+  const channels = new Map<string, Set<Subscriber>>();
+  thread.onNotify = (channel, payload) => {
+    for (const s of channels.get(channel) ?? []) s.onMessage(payload);
+  };
+  // A new thread has no subscriptions: take them again, then tell each subscriber, which
+  // may have missed notifications meanwhile.
+  thread.onRestart = () => {
+    for (const [channel, subs] of channels)
+      thread.submit({ request: { op: "listen", channel }, first: true }).then(
+        () => {
+          for (const s of subs) s.onConnect?.();
+        },
+        () => {},
+      );
+  };
+
+  let nextTx = 1;
+  const root = runner(undefined);
   return {
     engine: "pglite",
-    query: root.query,
-    exec: root.exec,
-    copyCsv: root.copyCsv,
-    transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
-    async listen(channel, onMessage, onConnect) {
-      const unsubscribe = await pg.listen(channel, onMessage);
-      onConnect?.();
-      return unsubscribe;
+    ...root,
+    async transaction(fn) {
+      const tx = nextTx++;
+      await thread.submit({ request: { op: "exec", script: "begin" }, opens: tx });
+      let result: Awaited<ReturnType<typeof fn>>;
+      try {
+        result = await fn(runner(tx));
+      } catch (err) {
+        const rollback = { op: "exec", script: "rollback" } as const;
+        await thread
+          .submit({ request: rollback, tx, closes: true, rollback: true })
+          .catch(() => {});
+        throw err;
+      }
+      await thread.submit({ request: { op: "exec", script: "commit" }, tx, closes: true });
+      return result;
     },
-    close: () => pg.close(),
-    dump: () => pg.dumpDataDir("none"),
+    async listen(channel, onMessage, onConnect) {
+      const sub: Subscriber = { onMessage, ...(onConnect ? { onConnect } : {}) };
+      let subs = channels.get(channel);
+      if (!subs) {
+        subs = new Set();
+        channels.set(channel, subs);
+        await thread.submit({ request: { op: "listen", channel } });
+      }
+      subs.add(sub);
+      onConnect?.();
+      return async () => {
+        subs.delete(sub);
+        if (subs.size > 0 || channels.get(channel) !== subs) return;
+        channels.delete(channel);
+        await thread.submit({ request: { op: "unlisten", channel } });
+      };
+    },
+    async close() {
+      try {
+        await thread.close();
+      } finally {
+        removeTemporary();
+      }
+    },
+    async dump() {
+      const bytes = await thread.submit<Uint8Array>({ request: { op: "dump" } });
+      return new Blob([bytes as Uint8Array<ArrayBuffer>]);
+    },
+    restarts: () => thread.restarts,
   };
 }

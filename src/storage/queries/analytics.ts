@@ -105,7 +105,12 @@ export async function analyticsRun(
       [String(options.timeoutMs), ANALYTICS_WORK_MEM, ANALYTICS_TEMP_FILE_LIMIT],
     );
     const params = usesParams ? [options.workspaceId, options.apiIds] : [];
-    const rows = await tx.query<{ row: string | null }>(statement, params, { prepare: false });
+    // statement_timeout bounds it on PostgreSQL; the embedded engine, which cannot honour
+    // it, cancels the statement itself past `timeoutMs` (the same 57014).
+    const rows = await tx.query<{ row: string | null }>(statement, params, {
+      prepare: false,
+      timeoutMs: options.timeoutMs,
+    });
     return rows.map((r) => r.row);
   });
 }
