@@ -17,23 +17,33 @@ import { bindUnary, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
 
 /**
- * connect-es answers a binary body it cannot decode as the method's message (truncated,
- * a wrong wire type, nesting beyond the decoder's limit) with `internal`, as if the server
- * had failed: its decoder wraps every failure so, before any interceptor runs. This turns
- * that answer into what the caller's bytes deserve: the same 400 `invalid_input` (gRPC
- * INVALID_ARGUMENT) the /v2 door gives a body that is not JSON, produced by the shared
- * interceptors, so it is authenticated first, logged, counted and carries the ErrorDetail.
+ * connect-es answers a request body it cannot decode (bytes that are not the method's
+ * message, an envelope flagged compressed without an encoding, a compressed body that does
+ * not decompress) with `internal`, as if the server had failed: its decoders wrap every
+ * failure so, before any interceptor runs. This turns that answer into what the caller's
+ * bytes deserve: the same 400 `invalid_input` (gRPC INVALID_ARGUMENT) the /v2 door gives a
+ * body that is not JSON, produced by the shared interceptors, so it is authenticated first,
+ * logged, counted and carries the ErrorDetail.
  */
 const PARSE_FAILURE = "parse binary: ";
+const BODY_FAILURES = [
+  "received compressed envelope, but do not know how to decompress",
+  "decompression failed",
+];
 
-/** What a response says about the decoding of its request: the decoder's reason, or undefined. */
-type Reason = string | undefined;
-
-function reasonOf(code: string | null | undefined, message: string | null | undefined): Reason {
-  const internal = code === "internal" || code === String(Code.Internal);
-  return internal && message?.startsWith(PARSE_FAILURE)
-    ? message.slice(PARSE_FAILURE.length)
-    : undefined;
+/**
+ * When an answer says the request body could not be decoded: what to tell the caller
+ * about its body. Otherwise undefined.
+ */
+function reasonOf(
+  code: string | null | undefined,
+  message: string | null | undefined,
+): string | undefined {
+  if (code !== "internal" && code !== String(Code.Internal)) return undefined;
+  if (message?.startsWith(PARSE_FAILURE)) {
+    return `is not a valid protobuf message: ${message.slice(PARSE_FAILURE.length)}`;
+  }
+  return message && BODY_FAILURES.includes(message) ? `could not be read: ${message}` : undefined;
 }
 
 async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
@@ -52,9 +62,7 @@ async function refusal(
   const header = new LiteHeaders();
   for (const [name, value] of req.header) header.set(name, value);
   const values = req.contextValues as ContextValues; // the door always sets them
-  callOf(values).decodeViolations = [
-    { location: "", message: `is not a valid protobuf message: ${reason}` },
-  ];
+  callOf(values).decodeViolations = [{ location: "", message: reason }];
   return refuse(
     {
       protocolName: "connect",
@@ -70,7 +78,13 @@ async function refusal(
   );
 }
 
-/** A Connect unary answer (status 500, JSON error body) rewritten when decoding failed. */
+/**
+ * Connect maps `unimplemented` to HTTP 501; for a body in an encoding the server does not
+ * speak, HTTP's own answer is 415 (RFC 9110, 15.5.16). The Connect code in the body stays.
+ */
+const UNKNOWN_ENCODING = "unknown compression ";
+
+/** A Connect unary error answer (HTTP 500 or 501) rewritten when the body was the fault. */
 async function connectUnary(
   res: UniversalServerResponse,
   refuseWith: (reason: string) => Promise<ConnectError>,
@@ -80,6 +94,9 @@ async function connectUnary(
   try {
     json = JSON.parse(Buffer.from(bytes).toString("utf8"));
   } catch {}
+  if (json.code === "unimplemented" && json.message?.startsWith(UNKNOWN_ENCODING)) {
+    return { ...res, status: 415, body: createAsyncIterable([bytes]) };
+  }
   const reason = reasonOf(json.code, json.message);
   if (reason === undefined) return { ...res, body: createAsyncIterable([bytes]) };
   const err = await refuseWith(reason);
@@ -157,7 +174,7 @@ export function answerUndecodable(
     const refuseWith = (reason: string) => refusal(refuse, spec, req, reason);
     if (type.startsWith("application/grpc-web")) return grpcWebTrailer(res, refuseWith);
     if (type.startsWith("application/grpc")) return grpcTrailer(res, refuseWith);
-    if (res.status === 500) return connectUnary(res, refuseWith);
+    if (res.status === 500 || res.status === 501) return connectUnary(res, refuseWith);
     return res;
   };
   return Object.assign(wrapped, {

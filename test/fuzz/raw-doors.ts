@@ -1,4 +1,5 @@
 import { type ClientHttp2Session, connect } from "node:http2";
+import { gunzipSync } from "node:zlib";
 
 /**
  * Raw binary calls through the doors that carry protobuf (Connect, gRPC-web, gRPC), with
@@ -44,13 +45,14 @@ export async function connectProto(
 }
 
 /** The gRPC-web trailer frame at the end of a response body, as name → value. */
-function webTrailer(bytes: Uint8Array): Map<string, string> {
+function webTrailer(bytes: Uint8Array, encoding: string | null): Map<string, string> {
   const trailer = new Map<string, string>();
   let at = 0;
   while (at + 5 <= bytes.length) {
     const flags = bytes[at] as number;
     const length = new DataView(bytes.buffer, bytes.byteOffset + at + 1, 4).getUint32(0);
-    const data = bytes.subarray(at + 5, at + 5 + length);
+    let data = bytes.subarray(at + 5, at + 5 + length);
+    if (flags & 0x01 && encoding === "gzip") data = gunzipSync(data);
     if (flags & 0x80) {
       for (const line of new TextDecoder().decode(data).split("\r\n")) {
         const i = line.indexOf(":");
@@ -75,7 +77,7 @@ export async function grpcWeb(
     body,
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
-  const trailer = webTrailer(bytes);
+  const trailer = webTrailer(bytes, res.headers.get("grpc-encoding"));
   const code = res.headers.get("grpc-status") ?? trailer.get("grpc-status") ?? "";
   const message = res.headers.get("grpc-message") ?? trailer.get("grpc-message") ?? "";
   return { status: res.status, code, message: decodeURIComponent(message) };
