@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { CreateApiRequestSchema } from "../../gen/latchkey/v2/apis_pb.js";
@@ -126,6 +127,24 @@ describe("binary bodies that are not a protobuf message", () => {
       const res = await call(path, body);
       expect(res.code, res.message).toBe("3");
     }
+  });
+
+  it("a body flagged compressed without an encoding is INVALID_ARGUMENT on gRPC and gRPC-web", async () => {
+    const flagged = envelope(new Uint8Array([0x0a, 0x01, 0x61]), 1);
+    expect((await grpc(s.url, PATH, flagged, auth())).code).toBe("3");
+    expect((await grpcWeb(s.url, PATH, flagged, auth())).code).toBe("3");
+  });
+
+  it("a Connect body that does not gunzip is 400, and an unknown encoding is 415", async () => {
+    const valid = toBinary(CreateApiRequestSchema, create(CreateApiRequestSchema, { name: "zip" }));
+    const cut = gzipSync(valid).subarray(0, 12);
+    const bad = await connectProto(s.url, PATH, cut, { ...auth(), "content-encoding": "gzip" });
+    expect(bad).toMatchObject({ status: 400, code: "invalid_argument" });
+    const unknown = await connectProto(s.url, PATH, valid, {
+      ...auth(),
+      "content-encoding": "zstd",
+    });
+    expect(unknown).toMatchObject({ status: 415, code: "unimplemented" });
   });
 
   it("a valid binary body still works on every binary door", async () => {
