@@ -37,6 +37,8 @@ export interface Config {
   analyticsPoolSize: number;
   /** Analytics queries one workspace may run at once on this node; more are answered 429. */
   analyticsMaxConcurrentPerWorkspace: number;
+  /** migrateKeys calls one workspace may run at once on this node; more are answered 429. */
+  migrateKeysMaxConcurrentPerWorkspace: number;
   /** A connection with no request in flight that sends nothing for this long is closed. */
   connectionIdleTimeoutMs: number;
   /** Longest a request may take to send its headers (HTTP/2: the preface and first HEADERS). */
@@ -167,6 +169,13 @@ export function loadConfig(env: Env = process.env): Config {
       env,
       "ANALYTICS_MAX_CONCURRENT_PER_WORKSPACE",
       2,
+      1,
+      100,
+    ),
+    migrateKeysMaxConcurrentPerWorkspace: int(
+      env,
+      "MIGRATE_KEYS_MAX_CONCURRENT_PER_WORKSPACE",
+      1,
       1,
       100,
     ),

@@ -42,7 +42,12 @@ const SPECIFIC: Record<ProcedureName, readonly CatalogKey[]> = {
   "keys.updateCredits": ["keyNotFound"],
   "keys.deleteKey": ["keyNotFound"],
   "keys.rerollKey": ["keyNotFound"],
-  "keys.migrateKeys": ["apiNotFound", "roleNotFound", "identityAlreadyExists"],
+  "keys.migrateKeys": [
+    "apiNotFound",
+    "roleNotFound",
+    "identityAlreadyExists",
+    "workspaceRateLimited",
+  ],
   "keys.addPermissions": ["keyNotFound"],
   "keys.removePermissions": ["keyNotFound", "permissionNotFound"],
   "keys.setPermissions": ["keyNotFound"],

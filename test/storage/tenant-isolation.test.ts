@@ -171,6 +171,47 @@ describe.skipIf(currentEngine() !== "postgres")("the statement timeout", () => {
   });
 });
 
+describe.skipIf(currentEngine() !== "postgres")("the migrateKeys cap per workspace", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer();
+  });
+  afterAll(() => s?.stop());
+
+  const body = (apiId: string, n: number) => ({
+    migrationId: "m_cap",
+    apiId,
+    keys: [{ hash: `${"cd".repeat(31)}${String(n).padStart(2, "0")}`, permissions: ["a.b.c"] }],
+  });
+
+  it("answers 429 to a second concurrent migration of one workspace while another workspace's runs", async () => {
+    const apiId = await s.seed.api();
+    const ws = await s.seed.workspace();
+    const other = await s.seed.rootKey(["*.*.*"], ws);
+    const otherApi = await s.seed.api(ws);
+    const release = await holding(s.databaseUrl as string, "lock table keys in share mode");
+    let first: ReturnType<TestServer["call"]> | undefined;
+    let others: ReturnType<TestServer["call"]> | undefined;
+    try {
+      first = s.call("json", "keys.migrateKeys", body(apiId, 1));
+      await until(async () => (await waitingOnLocks(s, "%insert into keys%")) === 1, "the first");
+      const second = await answered(
+        s.call("json", "keys.migrateKeys", body(apiId, 2)),
+        "the second migration",
+      );
+      expect(second.status).toBe(429);
+      expect(second.error?.code).toBe("err:svc:too_many_requests:workspace_rate_limited");
+      others = s.call("json", "keys.migrateKeys", body(otherApi, 3), other);
+      await until(async () => (await waitingOnLocks(s, "%insert into keys%")) === 2, "the other");
+    } finally {
+      await release();
+    }
+    expect((await first)?.status).toBe(200);
+    expect((await others)?.status).toBe(200);
+    expect((await s.call("json", "keys.migrateKeys", body(apiId, 4))).status).toBe(200);
+  });
+});
+
 describe("the heaviest migrateKeys", () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -191,7 +232,7 @@ describe("the heaviest migrateKeys", () => {
     const transaction = db.transaction;
     let statements = 0;
     // Counts what the procedure's transaction sends; the statements themselves run unchanged.
-    db.transaction = (fn) =>
+    db.transaction = ((fn: (tx: Queryable) => Promise<unknown>) =>
       transaction.call(db, (tx) => {
         const counted: Queryable = {
           query: (text, params, options) => {
@@ -202,7 +243,7 @@ describe("the heaviest migrateKeys", () => {
           copyCsv: (target, csv) => tx.copyCsv(target, csv),
         };
         return fn(counted);
-      });
+      })) as typeof db.transaction;
     try {
       const res = await s.call("json", "keys.migrateKeys", { migrationId: "m_big", apiId, keys });
       expect(res.error).toBeUndefined();

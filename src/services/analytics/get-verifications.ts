@@ -14,22 +14,10 @@ import { errorCode } from "../../storage/db.js";
 import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { WorkspaceSlots } from "./workspace-slots.js";
+import { slotsOf } from "../workspace-slots.js";
 
 /** Largest JSON result a query may return. */
 const MAX_RESULT_BYTES = 10 * 1024 * 1024;
-
-/** The per-workspace cap of each server (one Deps per server). */
-const slotsByServer = new WeakMap<Deps, WorkspaceSlots>();
-
-function slotsOf(deps: Deps): WorkspaceSlots {
-  let slots = slotsByServer.get(deps);
-  if (!slots) {
-    slots = new WorkspaceSlots(deps.config.analyticsMaxConcurrentPerWorkspace);
-    slotsByServer.set(deps, slots);
-  }
-  return slots;
-}
 
 function tooManyQueries(cap: number): ServiceError {
   return new ServiceError(
@@ -54,8 +42,9 @@ export async function getVerifications(
   const apiIds = analyticsScope(principal.permissions);
   if (apiIds?.length === 0) throw errors.insufficientPermissions("api.*.read_analytics");
   const { analyticsMaxRows: maxRows, analyticsTimeoutMs: timeoutMs } = deps.config;
-  const release = slotsOf(deps).take(principal.workspaceId);
-  if (!release) throw tooManyQueries(deps.config.analyticsMaxConcurrentPerWorkspace);
+  const cap = deps.config.analyticsMaxConcurrentPerWorkspace;
+  const release = slotsOf(deps, "analytics", cap).take(principal.workspaceId);
+  if (!release) throw tooManyQueries(cap);
   let texts: (string | null)[];
   try {
     const checked = checkQuery(req.query);

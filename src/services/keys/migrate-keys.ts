@@ -6,7 +6,8 @@ import type {
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { newId } from "../../domain/ids.js";
 import { normalizeKeyHash } from "../../domain/key-material.js";
-import { errors, type Violation } from "../../errors/service-error.js";
+import { catalog } from "../../errors/catalog.js";
+import { errors, ServiceError, type Violation } from "../../errors/service-error.js";
 import { keysExistingHashes } from "../../storage/queries/keys.js";
 import { findApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
@@ -16,6 +17,7 @@ import { storedMeta } from "../identities/view.js";
 import { mutate } from "../mutation.js";
 import { ensurePermissions } from "../permissions/slugs.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
+import { slotsOf } from "../workspace-slots.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { distinct } from "./find-key.js";
 import { resolveRoles } from "./grants.js";
@@ -48,7 +50,36 @@ export async function migrateKeys(
   const { workspaceId } = principalOf(ctx);
   const api = await findApi(deps, workspaceId, req.apiId);
   authorize(ctx, { apiId: api.id });
-  const result = await mutate(deps, ctx, async (tx, change) => {
+  // The heaviest write there is (up to 110,000 grants and as many audit records in one
+  // transaction): a workspace runs a few at once at most, so that one tenant's migration
+  // cannot take every connection and the database's CPU from the others.
+  const cap = deps.config.migrateKeysMaxConcurrentPerWorkspace;
+  const release = slotsOf(deps, "migrateKeys", cap).take(workspaceId);
+  if (!release) throw migrationsBusy(cap);
+  try {
+    return { data: await migrate(deps, ctx, req, workspaceId, api.id, hashes) };
+  } finally {
+    release();
+  }
+}
+
+function migrationsBusy(cap: number): ServiceError {
+  return new ServiceError(
+    catalog.workspaceRateLimited,
+    `This workspace runs ${cap} key migration${cap === 1 ? "" : "s"} at once already; retry when it has finished.`,
+  );
+}
+
+/** The transaction of migrateKeys: every key with its grants, or nothing. */
+function migrate(
+  deps: Deps,
+  ctx: HandlerContext,
+  req: MigrateKeysRequest,
+  workspaceId: string,
+  apiId: string,
+  hashes: string[],
+) {
+  return mutate(deps, ctx, async (tx, change) => {
     const roles = await resolveRoles(tx, workspaceId, distinct(req.keys.flatMap((k) => k.roles)));
     // Every key's permissions resolved (and created) at once, not key by key.
     const slugs = distinct(req.keys.flatMap((k) => k.permissions));
@@ -69,7 +100,7 @@ export async function migrateKeys(
       const row = {
         id,
         workspaceId,
-        apiId: api.id,
+        apiId,
         hash,
         start: "",
         prefix: null,
@@ -98,12 +129,11 @@ export async function migrateKeys(
           permissions: { rows: distinct(k.permissions).flatMap((p) => bySlug.get(p) ?? []) },
           roles: keyRoles,
         },
-        `Migrated key ${id} into API ${api.id} (migration ${req.migrationId}).`,
+        `Migrated key ${id} into API ${apiId} (migration ${req.migrationId}).`,
       );
       if (inserted) migrated.push({ hash: k.hash, keyId: id });
       else failed.push(k.hash);
     }
     return { migrated, failed };
   });
-  return { data: result };
 }

@@ -1,7 +1,8 @@
 /**
- * A cap on the analytics queries each workspace runs at once on this node. The analytics
- * pool is small and shared by every tenant: without a cap, one workspace firing queries in
- * parallel would hold all of its connections and queue everyone else's behind its own.
+ * A cap on the requests of one kind each workspace runs at once on this node. Connections and
+ * the database's CPU are shared by every tenant: without a cap, one workspace firing its
+ * heaviest requests in parallel (analytics queries, migrations) would hold them all and queue
+ * everyone else's behind its own.
  */
 export class WorkspaceSlots {
   readonly #running = new Map<string, number>();
@@ -30,4 +31,24 @@ export class WorkspaceSlots {
   running(workspaceId: string): number {
     return this.#running.get(workspaceId) ?? 0;
   }
+}
+
+const byServer = new WeakMap<object, Map<string, WorkspaceSlots>>();
+
+/**
+ * The slots of one kind of request (`kind`) of one server (`server`, its Deps), made with
+ * `perWorkspace` on first use.
+ */
+export function slotsOf(server: object, kind: string, perWorkspace: number): WorkspaceSlots {
+  let kinds = byServer.get(server);
+  if (!kinds) {
+    kinds = new Map();
+    byServer.set(server, kinds);
+  }
+  let slots = kinds.get(kind);
+  if (!slots) {
+    slots = new WorkspaceSlots(perWorkspace);
+    kinds.set(kind, slots);
+  }
+  return slots;
 }
