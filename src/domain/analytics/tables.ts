@@ -5,7 +5,7 @@
  */
 export interface VirtualTable {
   name: string;
-  /** Raw event tables; on PGlite only the rollups can be queried (a query cannot be interrupted). */
+  /** Raw event tables (one row per event), as opposed to the rollups. */
   raw: boolean;
   /** Which column API-scoped root keys are filtered on; null: such keys see no rows. */
   apiColumn: "api_id" | null;

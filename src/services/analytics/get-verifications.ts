@@ -4,10 +4,9 @@ import type {
   GetVerificationsRequest,
   GetVerificationsResponseSchema,
 } from "../../../gen/latchkey/v2/analytics_pb.js";
-import { type CheckedQuery, checkQuery, confirmWrapped } from "../../analytics/query.js";
+import { checkQuery, confirmWrapped } from "../../analytics/query.js";
 import { analyticsScope } from "../../domain/analytics/scope.js";
 import { QueryRefused } from "../../domain/analytics/sql-guard.js";
-import { VIRTUAL_TABLES } from "../../domain/analytics/tables.js";
 import { catalog } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
 import { errorCode } from "../../storage/db.js";
@@ -48,7 +47,6 @@ export async function getVerifications(
   let texts: (string | null)[];
   try {
     const checked = checkQuery(req.query);
-    if (deps.db.engine === "pglite") refuseUnbounded(checked);
     const statement = analyticsStatement(
       deps.analyticsSchema,
       checked.text,
@@ -71,21 +69,6 @@ export async function getVerifications(
   // The database sends a row's text only while the running total stays within the cap.
   if (texts.includes(null)) throw errors.queryResultTooLarge(MAX_RESULT_BYTES);
   return { data: texts.map((t) => JSON.parse(t as string) as JsonObject) };
-}
-
-/**
- * On PGlite a running query cannot be interrupted, so only the (small) rollups may be read
- * and recursive CTEs, which may never end, are refused.
- */
-function refuseUnbounded({ tables, recursive }: CheckedQuery): void {
-  if (recursive) throw new QueryRefused("query", "WITH RECURSIVE needs PostgreSQL (DATABASE_URL).");
-  for (const t of tables) {
-    if (VIRTUAL_TABLES.get(t)?.raw)
-      throw new QueryRefused(
-        "table",
-        `Table ${t} needs PostgreSQL (DATABASE_URL); on the embedded database query the rollups, key_verifications_per_{minute,hour,day,month}_v1.`,
-      );
-  }
 }
 
 /** PostgreSQL errors a query can cause, by SQLSTATE class, as the caller's error. */

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { runAuthCases } from "../../harness/auth-cases.js";
-import { currentEngine } from "../../harness/engine.js";
 import { DOORS, startServer, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -106,7 +105,7 @@ describe("analytics.getVerifications answers", () => {
   });
 });
 
-describe.skipIf(currentEngine() !== "postgres")("raw tables on PostgreSQL", () => {
+describe("raw tables", () => {
   it("reads raw verifications with their tags and times", async () => {
     const res = await query(
       `select outcome, tags, spent_credits from key_verifications_v1
@@ -136,26 +135,6 @@ describe.skipIf(currentEngine() !== "postgres")("raw tables on PostgreSQL", () =
     } finally {
       await slow.stop();
     }
-  });
-});
-
-describe.skipIf(currentEngine() !== "pglite")("the embedded database", () => {
-  it.each(["key_verifications_v1", "ratelimits_v1"])(
-    "refuses the raw table %s, naming PostgreSQL",
-    async (table) => {
-      const res = await query(`select count(*) from ${table}`);
-      expect(res.status).toBe(400);
-      expect(res.error?.code).toBe("err:svc:bad_request:invalid_analytics_table");
-      expect(res.error?.detail).toContain("PostgreSQL");
-    },
-  );
-
-  it("refuses WITH RECURSIVE, which could never be interrupted", async () => {
-    const res = await query(
-      "with recursive r(n) as (select 1 union all select n + 1 from r) select count(*) from r",
-    );
-    expect(res.status).toBe(400);
-    expect(res.error?.code).toBe("err:svc:bad_request:invalid_analytics_query");
   });
 });
 
