@@ -145,8 +145,30 @@ describe("deadlines", () => {
     expect(await until(c.closed)).toBe(true);
   });
 
+  it("closes an HTTP/1.1 keep-alive connection idle after its response", async () => {
+    const c = await rawHttp(s.app.port, "GET /v2/liveness HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect(await until(c.closed)).toBe(true);
+    expect(c.received()).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   for (const port of ["main", "grpc"] as const) {
     const portOf = () => (port === "main" ? s.app.port : (s.app.grpcPort as number));
+
+    it(`closes an HTTP/2 session on the ${port} port idle after its stream`, async () => {
+      const h2 = await connectRaw(portOf());
+      opened.push(h2.socket);
+      const contentType = port === "main" ? "application/proto" : "application/grpc";
+      const block = headerBlock(requestHeaders(VERIFY_PATH, contentType));
+      h2.socket.write(
+        Buffer.concat([
+          PREFACE,
+          frame(FRAME.settings, 0, 0),
+          frame(FRAME.headers, FLAG.endHeaders | FLAG.endStream, 1, block),
+        ]),
+      );
+      expect(await until(() => h2.closed)).toBe(true);
+      expect(h2.frames.some((f) => f.streamId === 1 && f.type === FRAME.headers)).toBe(true);
+    });
 
     it(`closes an HTTP/2 session on the ${port} port whose first HEADERS never ends`, async () => {
       const h2 = await connectRaw(portOf());
