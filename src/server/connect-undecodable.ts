@@ -83,8 +83,13 @@ async function refusal(
  * speak, HTTP's own answer is 415 (RFC 9110, 15.5.16). The Connect code in the body stays.
  */
 const UNKNOWN_ENCODING = "unknown compression ";
+/**
+ * Connect maps `resource_exhausted` to HTTP 429 ("Too Many Requests"); a body over the size
+ * limit is HTTP 413, as the door already answers when Content-Length declares it.
+ */
+const TOO_LARGE = "larger than configured readMaxBytes";
 
-/** A Connect unary error answer (HTTP 500 or 501) rewritten when the body was the fault. */
+/** A Connect unary error answer (HTTP 500, 501 or 429) rewritten when the body was the fault. */
 async function connectUnary(
   res: UniversalServerResponse,
   refuseWith: (reason: string) => Promise<ConnectError>,
@@ -96,6 +101,9 @@ async function connectUnary(
   } catch {}
   if (json.code === "unimplemented" && json.message?.startsWith(UNKNOWN_ENCODING)) {
     return { ...res, status: 415, body: createAsyncIterable([bytes]) };
+  }
+  if (json.code === "resource_exhausted" && json.message?.includes(TOO_LARGE)) {
+    return { ...res, status: 413, body: createAsyncIterable([bytes]) };
   }
   const reason = reasonOf(json.code, json.message);
   if (reason === undefined) return { ...res, body: createAsyncIterable([bytes]) };
@@ -174,7 +182,9 @@ export function answerUndecodable(
     const refuseWith = (reason: string) => refusal(refuse, spec, req, reason);
     if (type.startsWith("application/grpc-web")) return grpcWebTrailer(res, refuseWith);
     if (type.startsWith("application/grpc")) return grpcTrailer(res, refuseWith);
-    if (res.status === 500 || res.status === 501) return connectUnary(res, refuseWith);
+    if (res.status === 500 || res.status === 501 || res.status === 429) {
+      return connectUnary(res, refuseWith);
+    }
     return res;
   };
   return Object.assign(wrapped, {

@@ -147,6 +147,24 @@ describe("binary bodies that are not a protobuf message", () => {
     expect(unknown).toMatchObject({ status: 415, code: "unimplemented" });
   });
 
+  it("a Connect body over 1 MiB without a Content-Length is 413, not 429", async () => {
+    const big = new Uint8Array(1024 * 1024 + 100).fill(0x61);
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(big);
+        controller.close();
+      },
+    });
+    const res = await fetch(`${s.url}${PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/proto", ...auth() },
+      body: chunked,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe("resource_exhausted");
+  });
+
   it("a valid binary body still works on every binary door", async () => {
     const body = toBinary(CreateApiRequestSchema, create(CreateApiRequestSchema, { name: "bin" }));
     expect((await connectProto(s.url, PATH, body, auth())).status).toBe(200);
