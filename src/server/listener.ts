@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { H2Sessions } from "./connection-h2.js";
 import {
   type ConnectionCounters,
   type ConnectionLimits,
@@ -25,17 +26,25 @@ export interface Listener {
 
 /** "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", the HTTP/2 connection preface. */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
-/** Interval of HTTP/2 PINGs that detect dead peers (Node never sends its own). */
-const H2_PING_INTERVAL_MS = 30_000;
-
-/** What the listener keeps of one HTTP/2 session, for its idle deadline. */
-interface SessionState {
-  /** The session's socket until its first stream settles its headers deadline. */
-  socket: net.Socket | undefined;
-  /** Requests of the session whose responses have not completed. */
-  open: number;
-  /** Since when `open` has been 0. */
-  idleSinceMs: number;
+/**
+ * Reads a new connection's first bytes until they match or diverge from the HTTP/2 preface
+ * (they may arrive one at a time), puts them back and calls `route`. The socket is left
+ * paused: an HTTP/2 session reads the bytes already buffered, then owns the native handle,
+ * and resuming the JS stream would steal its data.
+ */
+function sniff(socket: net.Socket, route: (isH2: boolean) => void): void {
+  let seen: Buffer = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, H2_PREFACE.length);
+    const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+    if (isH2 && n < H2_PREFACE.length) return;
+    socket.off("data", onData);
+    socket.pause();
+    socket.unshift(seen);
+    route(isH2);
+  };
+  socket.on("data", onData);
 }
 
 /**
@@ -59,7 +68,6 @@ export async function listen(
 ): Promise<Listener> {
   let draining = false;
   const inflight = new Inflight<NodeResponse>();
-  const sessions = new Map<http2.ServerHttp2Session, SessionState>();
   const sockets = new Set<net.Socket>();
   const tickMs = sweepIntervalMs(limits.idleTimeoutMs, limits.headersTimeoutMs);
   const sweep = new Sweep(tickMs);
@@ -68,23 +76,22 @@ export async function listen(
     limits.idleTimeoutMs,
     limits.headersTimeoutMs,
   );
+  const sessions = new H2Sessions(
+    sweep,
+    pending,
+    limits.idleTimeoutMs,
+    limits.requestTimeoutMs,
+    inflight,
+  );
 
   let onIdle: (() => void) | undefined;
 
   const track: RequestHandler = (req, res) => {
     const entry = inflight.add(res, sweep.nowMs);
-    const session =
-      "stream" in res ? sessions.get(res.stream.session as http2.ServerHttp2Session) : undefined;
-    if (session) {
-      session.open++;
-      if (session.socket) {
-        pending.settle(session.socket);
-        session.socket = undefined;
-      }
-    }
+    const session = sessions.requestStarted(res);
     const done = () => {
       if (!inflight.remove(entry)) return;
-      if (session && --session.open === 0) session.idleSinceMs = sweep.nowMs;
+      if (session) sessions.requestDone(session);
       if (draining) {
         h1.closeIdleConnections();
         if (inflight.size === 0) onIdle?.();
@@ -116,38 +123,8 @@ export async function listen(
   let handing: net.Socket | undefined;
   const h2 = http2.createServer(h2ServerOptions(limits), track);
   h2.on("session", (session) => {
-    sessions.set(session, { socket: handing, open: 0, idleSinceMs: sweep.nowMs });
-    const ping = setInterval(() => {
-      if (!session.closed && !session.destroyed) {
-        session.ping((err) => {
-          if (err) session.destroy();
-        });
-      }
-    }, H2_PING_INTERVAL_MS);
-    ping.unref();
-    session.once("close", () => {
-      clearInterval(ping);
-      sessions.delete(session);
-    });
+    sessions.add(session, handing);
     if (draining) session.close();
-  });
-
-  sweep.add(() => {
-    const now = sweep.nowMs;
-    for (const [session, state] of sessions) {
-      if (state.open > 0 || now - state.idleSinceMs < limits.idleTimeoutMs) continue;
-      // A session asked to close once and still here has not let go: its socket goes.
-      if (session.closed) session.destroy();
-      else session.close();
-    }
-    // HTTP/2 requests whose bodies have not all arrived in time (Node does HTTP/1.1's).
-    for (const entry of inflight.entries()) {
-      if (now - entry.startMs < limits.requestTimeoutMs) continue;
-      const res = entry.item;
-      if ("stream" in res && !res.stream.readableEnded && !res.stream.closed) {
-        res.stream.close(http2.constants.NGHTTP2_CANCEL);
-      }
-    }
   });
 
   // noDelay: http.createServer would set it on the sockets it accepts; these come from
@@ -156,19 +133,9 @@ export async function listen(
     sockets.add(socket);
     pending.add(socket, socket);
     socket.once("close", () => sockets.delete(socket));
-    let seen: Buffer = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
-      const n = Math.min(seen.length, H2_PREFACE.length);
-      const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      if (isH2 && n < H2_PREFACE.length) return;
-      socket.off("data", onData);
-      socket.pause();
-      socket.unshift(seen);
+    sniff(socket, (isH2) => {
       if (isH2) {
-        // The HTTP/2 session reads the bytes already buffered, then owns the native handle;
-        // resuming the JS stream here would steal its data. Node emits 'session' within
-        // this call, which is how the session learns its socket.
+        // Node emits 'session' within this call, which is how the session learns its socket.
         handing = socket;
         h2.emit("connection", socket);
         handing = undefined;
@@ -178,8 +145,7 @@ export async function listen(
         h1.emit("connection", socket);
         socket.resume();
       }
-    };
-    socket.on("data", onData);
+    });
   });
   capConnections(server, limits, counters);
 
