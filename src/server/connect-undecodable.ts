@@ -57,6 +57,7 @@ async function refusal(
   refuse: ReturnType<typeof bindUnary>,
   spec: UnarySpec,
   req: UniversalServerRequest,
+  protocolName: string,
   reason: string,
 ): Promise<ConnectError> {
   const header = new LiteHeaders();
@@ -65,7 +66,7 @@ async function refusal(
   callOf(values).decodeViolations = [{ location: "", message: reason }];
   return refuse(
     {
-      protocolName: "connect",
+      protocolName,
       requestMethod: req.method,
       url: req.url,
       header,
@@ -179,9 +180,14 @@ export function answerUndecodable(
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
     const res = await handler(req);
     const type = req.header.get("content-type") ?? "";
-    const refuseWith = (reason: string) => refusal(refuse, spec, req, reason);
-    if (type.startsWith("application/grpc-web")) return grpcWebTrailer(res, refuseWith);
-    if (type.startsWith("application/grpc")) return grpcTrailer(res, refuseWith);
+    const protocol = type.startsWith("application/grpc-web")
+      ? "grpc-web"
+      : type.startsWith("application/grpc")
+        ? "grpc"
+        : "connect";
+    const refuseWith = (reason: string) => refusal(refuse, spec, req, protocol, reason);
+    if (protocol === "grpc-web") return grpcWebTrailer(res, refuseWith);
+    if (protocol === "grpc") return grpcTrailer(res, refuseWith);
     if (res.status === 500 || res.status === 501 || res.status === 429) {
       return connectUnary(res, refuseWith);
     }
