@@ -4,7 +4,16 @@
 // Results go to bench/results/.
 import { spawnSync } from "node:child_process";
 
-const ALL = ["get-api", "keys", "verify", "event-writer", "ratelimit", "analytics", "connections"];
+const ALL = [
+  "get-api",
+  "keys",
+  "verify",
+  "event-writer",
+  "ratelimit",
+  "analytics",
+  "connections",
+  "noisy-neighbour",
+];
 const args = process.argv.slice(2);
 const named = args.filter((a) => ALL.includes(a));
 const rest = args.filter((a) => !ALL.includes(a));
