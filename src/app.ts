@@ -130,8 +130,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       events,
       analyticsSchema: await analyticsSchema(db),
     };
-    const created = await bootstrap(deps, config.rootKey, log);
-    if (created) (opts.onRootKeyCreated ?? printRootKey)(created);
+    const boot = await bootstrap({ ...deps, keyHashing: config.keyHashing }, config.rootKey, log);
+    deps.environmentRootKey = boot.environmentRootKey;
+    if (boot.createdSecret) (opts.onRootKeyCreated ?? printRootKey)(boot.createdSecret);
     await bus.start(db);
     events.start();
     const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);

@@ -1,3 +1,5 @@
+import { KeyHashing, MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "./domain/key-hashing.js";
+
 /** Everything Latchkey reads from its environment, parsed and checked once at start. */
 export interface Config {
   port: number;
@@ -13,6 +15,8 @@ export interface Config {
    * `/api-reference/errors-v2/...` (this server's pages). Never taken from a request.
    */
   docsUrl: string | undefined;
+  /** How key secrets are stored and found (KEY_HASH_PEPPER, KEY_HASH_PEPPER_PREVIOUS). */
+  keyHashing: KeyHashing;
   logLevel: string;
   verifyRequiresRootKey: boolean;
   ratelimitFailureMode: "open" | "closed";
@@ -126,6 +130,32 @@ function connectionSettings(env: Env) {
   };
 }
 
+/**
+ * The key-hashing peppers (docs/security.md). Their values never appear in an error:
+ * only the variable and what is wrong.
+ */
+function keyHashingSettings(env: Env): KeyHashing {
+  const check = (name: string, pepper: string) => {
+    if (pepper.length < MIN_PEPPER_LENGTH || /[\s,]/.test(pepper)) {
+      throw new ConfigError(
+        `${name}: a pepper must be at least ${MIN_PEPPER_LENGTH} characters, without whitespace or commas`,
+      );
+    }
+    return pepper;
+  };
+  const raw = optional(env, "KEY_HASH_PEPPER");
+  const current = raw === undefined ? undefined : check("KEY_HASH_PEPPER", raw);
+  const list = optional(env, "KEY_HASH_PEPPER_PREVIOUS");
+  const previous =
+    list === undefined ? [] : list.split(",").map((p) => check("KEY_HASH_PEPPER_PREVIOUS", p));
+  if (previous.length > MAX_PREVIOUS_PEPPERS) {
+    throw new ConfigError(
+      `KEY_HASH_PEPPER_PREVIOUS: at most ${MAX_PREVIOUS_PEPPERS} comma-separated peppers`,
+    );
+  }
+  return new KeyHashing(current, previous);
+}
+
 /** Reads the configuration from environment variables (the README's table). */
 export function loadConfig(env: Env = process.env): Config {
   const docsUrl = docsUrlSetting(env);
@@ -146,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: optional(env, "REDIS_URL"),
     rootKey,
     docsUrl,
+    keyHashing: keyHashingSettings(env),
     logLevel: oneOf(
       env,
       "LOG_LEVEL",

@@ -1,5 +1,7 @@
 import { newId } from "../domain/ids.js";
+import type { KeyHashing } from "../domain/key-hashing.js";
 import { ROOT_PERMISSION_PATTERN } from "../domain/root-permissions.js";
+import { ENVIRONMENT_ROOT_KEY_ID } from "../services/auth.js";
 import type { Deps } from "../services/deps.js";
 import { mutateAs } from "../services/mutation.js";
 import { type RootKeyRow, rootKeyList, rootKeyRevoke } from "../storage/queries/root-keys.js";
@@ -11,7 +13,8 @@ export class AdminError extends Error {
   override name = "AdminError";
 }
 
-type AdminDeps = Pick<Deps, "db" | "bus" | "clock">;
+/** What the admin commands use; without `keyHashing`, new root keys get plain SHA-256. */
+type AdminDeps = Pick<Deps, "db" | "bus" | "clock"> & { keyHashing?: KeyHashing };
 
 const cliActor = (workspaceId: string) => ({
   type: "cli" as const,
@@ -54,7 +57,12 @@ export async function createRootKey(
     if (!(await workspaceFindById(tx, workspaceId))) {
       throw new AdminError(`workspace ${workspaceId} does not exist`);
     }
-    const created = await insertRootKey(tx, change, { workspaceId, permissions, name });
+    const created = await insertRootKey(
+      tx,
+      change,
+      { workspaceId, permissions, name },
+      deps.keyHashing,
+    );
     if (!created) throw new AdminError("generated key collided; run the command again");
     return created;
   });
@@ -65,8 +73,16 @@ export function listRootKeys(deps: AdminDeps, workspaceId?: string): Promise<Roo
   return rootKeyList(deps.db, workspaceId);
 }
 
-/** Revokes a root key; every node stops accepting it at once. */
+/**
+ * Revokes a root key; every node stops accepting it at once. The environment's ROOT_KEY
+ * has no row to revoke: it stops when it leaves the environment.
+ */
 export async function revokeRootKey(deps: AdminDeps, id: string): Promise<void> {
+  if (id === ENVIRONMENT_ROOT_KEY_ID) {
+    throw new AdminError(
+      `${id} is the environment's ROOT_KEY: remove or change ROOT_KEY and restart to stop it`,
+    );
+  }
   await mutateAs(deps, cliActor(""), async (tx, change) => {
     const revoked = await rootKeyRevoke(tx, id, change.now);
     if (!revoked) throw new AdminError(`no live root key ${id}`);

@@ -19,8 +19,16 @@ export interface Caches {
   rootKeys: TtlCache<RootKeyRow | null>;
   /** Live APIs by `workspaceId:apiId`. */
   apis: TtlCache<ApiRow | null>;
-  /** Verification records of live keys by the hash of their secret (null: no such key). */
+  /**
+   * Verification records of live keys by the plain SHA-256 of their secret (null: no such
+   * key), whatever form the key is stored in: a hit costs one hash, pepper or not.
+   */
   keys: TtlCache<KeyRecordRow | null>;
+  /**
+   * For cached keys stored in another form (under a pepper), their stored hash to their
+   * `keys` entry: invalidations name the stored hash.
+   */
+  keyAliases: TtlCache<string>;
   /** Rate-limit namespaces with their overrides, by `workspaceId:<id or name as asked>`. */
   namespaces: TtlCache<NamespaceEntry | undefined>;
 }
@@ -42,6 +50,12 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
     rootKeys: new TtlCache(options.maxEntries, options.ttlMs, clock),
     apis: new TtlCache(options.maxEntries, options.ttlMs, clock),
     keys: new TtlCache(options.maxEntries, options.ttlMs, clock),
+    // An alias outlives the entry it names (set just before it), so invalidations find it.
+    keyAliases: new TtlCache(
+      options.maxEntries,
+      options.ttlMs > 0 ? options.ttlMs + 1_000 : 0,
+      clock,
+    ),
     namespaces: new TtlCache(options.maxEntries, options.ttlMs, clock),
   };
   bus.subscribe((e) => {
@@ -50,6 +64,7 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         caches.rootKeys.clear();
         caches.apis.clear();
         caches.keys.clear();
+        caches.keyAliases.clear();
         caches.namespaces.clear();
         break;
       case "rootKeys":
@@ -59,10 +74,13 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         caches.apis.delete(apiCacheKey(e.workspaceId, e.id));
         caches.keys.deleteWhere((r) => r?.apiId === e.id);
         break;
-      case "key":
+      case "key": {
         // Also drops a cached "no such key" for a hash that now exists.
         caches.keys.delete(e.hash);
+        const alias = caches.keyAliases.get(e.hash);
+        if (alias !== undefined) caches.keys.delete(alias);
         break;
+      }
       case "identity":
         caches.keys.deleteWhere((r) => r?.identityId === e.id);
         break;

@@ -44,7 +44,9 @@ async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 }
 
 function adminDeps(db: Db) {
-  return { db, clock: systemClock, bus: new InvalidationBus(newId("node")) };
+  // Root keys made here are hashed like the server's: under KEY_HASH_PEPPER when set.
+  const { keyHashing } = loadConfig();
+  return { db, clock: systemClock, bus: new InvalidationBus(newId("node")), keyHashing };
 }
 
 async function serve(): Promise<void> {

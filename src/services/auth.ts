@@ -1,26 +1,81 @@
+import { timingSafeEqual } from "node:crypto";
 import type { HandlerContext } from "@connectrpc/connect";
 import { hashKey } from "../domain/key-material.js";
-import { rootPermissionsAllow } from "../domain/root-permissions.js";
+import { ALL_PERMISSIONS, rootPermissionsAllow } from "../domain/root-permissions.js";
 import { errors } from "../errors/service-error.js";
-import { rootKeyFindByHash } from "../storage/queries/root-keys.js";
+import {
+  type RootKeyRow,
+  rootKeyFindByHashes,
+  rootKeyRehash,
+} from "../storage/queries/root-keys.js";
 import { callOf, type Principal } from "./call.js";
 import type { Deps } from "./deps.js";
+import { mutateAs } from "./mutation.js";
 import { fillPermission, procedureOf } from "./procedures.js";
 
+/** The audit actor id of the environment's ROOT_KEY: fixed, as the key has no row. */
+export const ENVIRONMENT_ROOT_KEY_ID = "rk_environment";
+
 /**
- * Resolves a root key secret to its principal. Unknown, revoked and expired keys are
- * all 401 `authentication:key_not_found`, with one message, so a caller learns nothing
- * about which. Lookups (hits and misses) are cached and invalidated on every root key change.
+ * The environment's ROOT_KEY, held in memory only: the SHA-256 of its secret and the
+ * principal it authenticates as (`*.*.*` in the default workspace). No part of it is stored.
+ */
+export interface EnvironmentRootKey {
+  readonly hash: Buffer;
+  readonly principal: Principal;
+}
+
+/** The in-memory form of the environment's ROOT_KEY, acting in `workspaceId`. */
+export function environmentRootKey(secret: string, workspaceId: string): EnvironmentRootKey {
+  return {
+    hash: Buffer.from(hashKey(secret), "base64"),
+    principal: {
+      rootKeyId: ENVIRONMENT_ROOT_KEY_ID,
+      workspaceId,
+      permissions: [ALL_PERMISSIONS],
+    },
+  };
+}
+
+/**
+ * Resolves a root key secret to its principal: the environment's ROOT_KEY (compared in
+ * constant time, never stored), else a stored root key under any form its secret may be
+ * stored in. Unknown, revoked and expired keys are all 401 `authentication:key_not_found`,
+ * with one message, so a caller learns nothing about which. Lookups (hits and misses) are
+ * cached by the secret's plain SHA-256 and invalidated on every root key change.
  */
 export async function authenticateRootKey(deps: Deps, secret: string): Promise<Principal> {
-  const hash = hashKey(secret);
-  const row = await deps.caches.rootKeys.load(
-    hash,
-    async () => (await rootKeyFindByHash(deps.db, hash)) ?? null,
-  );
+  const plain = hashKey(secret);
+  const env = deps.environmentRootKey;
+  if (env && timingSafeEqual(env.hash, Buffer.from(plain, "base64"))) return env.principal;
+  const row = await deps.caches.rootKeys.load(plain, () => findRootKey(deps, secret, plain));
   if (!row || row.revokedAt !== null) throw errors.rootKeyNotFound();
   if (row.expiresAt !== null && row.expiresAt <= deps.clock.now()) throw errors.rootKeyNotFound();
   return { rootKeyId: row.id, workspaceId: row.workspaceId, permissions: row.permissions };
+}
+
+/** The stored root key with this secret, or null; one found under an old pepper moves. */
+async function findRootKey(deps: Deps, secret: string, plain: string): Promise<RootKeyRow | null> {
+  const hashing = deps.config.keyHashing;
+  const row = await rootKeyFindByHashes(deps.db, hashing.candidates(secret, plain));
+  if (!row) return null;
+  if (hashing.isStale(row.hash)) void moveRootKey(deps, row.id, row.hash, hashing.stored(secret));
+  return row;
+}
+
+/** Stores a root key under the current pepper; a failure leaves it verifying where it was. */
+async function moveRootKey(deps: Deps, id: string, from: string, to: string): Promise<void> {
+  try {
+    const actor = { type: "system" as const, id: "rehash", workspaceId: "", requestId: null };
+    await mutateAs(deps, actor, async (tx, change) => {
+      if (await rootKeyRehash(tx, id, from, to)) change.invalidate({ kind: "rootKeys" });
+    });
+  } catch (err) {
+    deps.log.warn(
+      { rootKeyId: id, code: (err as { code?: unknown }).code },
+      "could not store root key under the current pepper",
+    );
+  }
 }
 
 /**

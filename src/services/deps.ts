@@ -8,6 +8,7 @@ import type { Metrics } from "../metrics.js";
 import type { Limiter } from "../ratelimit/limiter.js";
 import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
+import type { EnvironmentRootKey } from "./auth.js";
 
 /** What every procedure may use: one instance per server. */
 export interface Deps {
@@ -25,4 +26,6 @@ export interface Deps {
   events: EventBuffer;
   /** The quoted schema of Latchkey's tables, for analytics statements. */
   analyticsSchema: string;
+  /** The environment's ROOT_KEY, in memory only (set at start-up); undefined without one. */
+  environmentRootKey?: EnvironmentRootKey;
 }

@@ -116,7 +116,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     clock,
     log: pino({ level: config.logLevel }),
   });
-  const deps = { db: database.db, bus: app.deps.bus, clock };
+  const deps = { db: database.db, bus: app.deps.bus, clock, keyHashing: config.keyHashing };
   const ws = await database.db.query<{ id: string }>("select id from workspaces where is_default");
   const workspaceId = (ws[0] as { id: string }).id;
   const transports = createTransports(app.url, `http://127.0.0.1:${app.grpcPort}`);

@@ -4,10 +4,11 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { KeyHashing } from "../../src/domain/key-hashing.js";
 import { hashKey } from "../../src/domain/key-material.js";
 import { randomString } from "../../src/domain/random.js";
 import type { Queryable } from "../../src/storage/db.js";
-import { keyRecordByHash } from "../../src/storage/queries/key-records.js";
+import { keyRecordByHashes } from "../../src/storage/queries/key-records.js";
 import { createTestDatabase } from "../harness/database.js";
 import { callConnect, callJson, createTransports } from "../harness/doors.js";
 import { currentEngine } from "../harness/engine.js";
@@ -93,10 +94,30 @@ describe("the database", () => {
     const dump = values.join("\n");
     // Not vacuous either: the hashes are there, so the rows are.
     for (const key of secrets) expect(dump).toContain(hashKey(key));
-    expect(dump).toContain(hashKey(s.rootKey));
+    expect(dump).toContain(hashKey(otherRoot));
+    // The environment's ROOT_KEY acts from memory: not even its hash is stored.
+    expect(dump).not.toContain(hashKey(s.rootKey));
     for (const secret of [...secrets, wrong, s.rootKey, otherRoot].flatMap(withRandomPart)) {
       expect(dump).not.toContain(secret);
     }
+  });
+});
+
+describe("the environment's ROOT_KEY", () => {
+  it("acts from memory with *.*.*, audited under a fixed id, and has no root key row", async () => {
+    const apiId = (await s.call("json", "apis.createApi", { name: "env root" })).data.apiId;
+    const audit = await s.db.query<{ actor_id: string; workspace_id: string }>(
+      "select actor_id, workspace_id from audit_logs where resource_id = $1",
+      [apiId],
+    );
+    expect(audit).toEqual([{ actor_id: "rk_environment", workspace_id: s.workspaceId }]);
+    const rows = await s.db.query("select 1 from root_keys where name = 'ROOT_KEY' or hash = $1", [
+      hashKey(s.rootKey),
+    ]);
+    expect(rows).toEqual([]);
+    // A near miss is still unknown: the comparison is of the whole hash.
+    const near = `${s.rootKey.slice(0, -1)}x`;
+    expect((await s.call("json", "apis.getApi", { apiId }, near)).status).toBe(401);
   });
 });
 
@@ -221,40 +242,58 @@ describe("verification", () => {
         exec: () => Promise.reject(new Error("not used")),
         copyCsv: () => Promise.reject(new Error("not used")),
       };
-      await keyRecordByHash(capture, hashKey("sk_any_key"));
-      expect(captured?.params).toEqual([hashKey("sk_any_key")]);
-      const plan = await s.db.query<{ "QUERY PLAN": unknown }>(
-        `explain (format json) ${captured?.text}`,
-        captured?.params,
-      );
-      const nodes = planNodes(plan[0]?.["QUERY PLAN"]);
-      const lookup = nodes.find((n) => n.Alias === "k");
-      expect(lookup).toMatchObject({
-        "Node Type": "Index Scan",
-        "Relation Name": "keys",
-        "Index Name": index,
-      });
-      expect(String(lookup?.["Index Cond"])).toMatch(/\(hash = /);
+      // Without a pepper one stored form; under a pepper with a previous one, three: each
+      // looked up through the unique index, all in one statement.
+      const peppered = new KeyHashing("p".repeat(32), ["q".repeat(32)]);
+      for (const hashing of [new KeyHashing(), peppered]) {
+        const candidates = hashing.candidates("sk_any_key", hashKey("sk_any_key"));
+        await keyRecordByHashes(capture, candidates);
+        expect(captured?.params).toEqual([candidates]);
+        const plan = await s.db.query<{ "QUERY PLAN": unknown }>(
+          `explain (format json) ${captured?.text}`,
+          captured?.params,
+        );
+        const nodes = planNodes(plan[0]?.["QUERY PLAN"]);
+        // The scan of k is an index scan, or a bitmap heap scan over a bitmap index scan.
+        const onKeys = nodes.filter((n) => n["Relation Name"] === "keys" && n.Alias === "k");
+        expect(onKeys.map((n) => n["Node Type"])).not.toContain("Seq Scan");
+        const probe = nodes.find((n) => n["Index Name"] === index);
+        expect(probe?.["Node Type"], `${candidates.length} forms`).toMatch(
+          /^(Index Scan|Bitmap Index Scan)$/,
+        );
+        expect(String(probe?.["Index Cond"])).toMatch(/\(hash = ANY /);
+      }
     },
   );
 
-  it("compares secrets only as hashes: the plaintext key goes straight into hashKey", () => {
+  it("compares secrets only as hashes: the plaintext key goes only into the hashing", () => {
     const read = (path: string) =>
       readFileSync(new URL(`../../src/${path}`, import.meta.url), "utf8");
-    for (const path of ["services/keys/verify-key.ts", "services/keys/whoami.ts"]) {
+    const sources = {
+      "services/keys/verify-key.ts": /hashKey\(req\.key\)|verificationRecord\(deps, req\.key,/g,
+      "services/keys/whoami.ts": /hashKey\(req\.key\)|candidates\(req\.key,/g,
+    };
+    for (const [path, allowed] of Object.entries(sources)) {
       const source = read(path);
       const uses = source.match(/req\.key\b/g) ?? [];
-      // Every mention of the plaintext is the argument of hashKey, and there is one.
+      // Every mention of the plaintext is an argument of the hashing.
       expect(uses.length, path).toBeGreaterThan(0);
-      expect(source.match(/hashKey\(req\.key\)/g)?.length, path).toBe(uses.length);
+      expect(source.match(allowed)?.length, path).toBe(uses.length);
       expect(source, path).not.toMatch(
         /timingSafeEqual|localeCompare|\.key\s*[!=]==|[!=]==\s*req\./,
       );
     }
+    // The lookup takes the secret only to hash it.
+    const lookup = read("services/keys/verification-record.ts")
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/\/\/.*$/gm, "");
+    const hashed = lookup.match(/hashing\.(candidates|stored)\(secret\b/g)?.length ?? 0;
+    expect(hashed).toBeGreaterThan(0);
+    // The parameter itself, and its uses as the argument of the hashing.
+    expect(lookup.match(/\bsecret\b/g)?.length).toBe(hashed + 1);
     const records = read("storage/queries/key-records.ts");
-    // The hash is a bound parameter of the where clause, and never selected into JS to compare.
-    expect(records.match(/\bk\.hash\b/g)).toEqual(["k.hash"]);
-    expect(records).toMatch(/where k\.hash = \$1/);
+    // The hashes are a bound parameter of the where clause; nothing compares them in JS.
+    expect(records).toMatch(/where k\.hash = any\(\$1::text\[\]\)/);
     expect(records).not.toMatch(/hash\w*\s*[!=]==|[!=]==\s*\w*hash|timingSafeEqual/i);
   });
 });

@@ -74,8 +74,9 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
         await op.locator(".live-responses-table tbody .response-col_status").first().textContent(),
       ).toContain("200");
       expect(sent).toEqual([`Bearer ${s.rootKey}`]);
-      const stored = await page.evaluate(() =>
-        JSON.stringify([{ ...window.localStorage }, { ...window.sessionStorage }, document.cookie]),
+      // A string, evaluated in the page (the test itself has no DOM types).
+      const stored = await page.evaluate<string>(
+        "JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])",
       );
       expect(stored).not.toContain(s.rootKey);
       // After a reload the page no longer holds the key: nothing kept it.

@@ -5,7 +5,7 @@ import type {
   CreateKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { newId } from "../../domain/ids.js";
-import { generateKey, hashKey, keyStart } from "../../domain/key-material.js";
+import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
 import { findApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
@@ -49,7 +49,7 @@ export async function createKey(
       id,
       workspaceId,
       apiId: api.id,
-      hash: hashKey(secret),
+      hash: deps.config.keyHashing.stored(secret),
       start: keyStart(secret, req.prefix),
       prefix: req.prefix ?? null,
       byteLength: req.byteLength ?? DEFAULT_BYTE_LENGTH,

@@ -5,7 +5,7 @@ import type {
   RerollKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { newId } from "../../domain/ids.js";
-import { generateKey, hashKey, keyStart } from "../../domain/key-material.js";
+import { generateKey, keyStart } from "../../domain/key-material.js";
 import { keyDirectPermissions, keyRoles } from "../../storage/queries/key-links.js";
 import { keyMoveCreditsPointers, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
@@ -41,7 +41,7 @@ export async function rerollKey(
     const row = {
       ...old,
       id,
-      hash: hashKey(secret),
+      hash: deps.config.keyHashing.stored(secret),
       start: keyStart(secret, prefix),
       migrationId: null,
       createdAt: change.now,

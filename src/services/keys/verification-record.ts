@@ -1,11 +1,62 @@
-import { type KeyRecordRow, keyRecordByHash } from "../../storage/queries/key-records.js";
+import {
+  type KeyRecordRow,
+  keyRecordByHashes,
+  keyRehash,
+} from "../../storage/queries/key-records.js";
 import type { Deps } from "../deps.js";
+import { mutateAs } from "../mutation.js";
 
 /**
- * The verification record of the live key with this secret hash, through the in-process
- * cache: one query on a miss, none on a hit. Misses are cached too ("no such key"), and
- * every change that can alter a record (or create this hash) invalidates it on every node.
+ * The verification record of the live key with this secret, through the in-process cache
+ * keyed by the secret's plain SHA-256 (`plain`, `hashKey(secret)`): one hash on a hit,
+ * whatever form the key is stored in. A miss looks the key up under every stored form it
+ * may have (plain SHA-256, the current and previous peppers) in one query. Misses are
+ * cached too ("no such key"), and every change that can alter a record (or create this
+ * hash) invalidates it on every node. A key found under a previous pepper is stored again
+ * under the current one, in the background.
  */
-export function verificationRecord(deps: Deps, hash: string): Promise<KeyRecordRow | null> {
-  return deps.caches.keys.load(hash, async () => (await keyRecordByHash(deps.db, hash)) ?? null);
+export function verificationRecord(
+  deps: Deps,
+  secret: string,
+  plain: string,
+): Promise<KeyRecordRow | null> {
+  return deps.caches.keys.load(plain, async () => {
+    const hashing = deps.config.keyHashing;
+    const found = await keyRecordByHashes(deps.db, hashing.candidates(secret, plain));
+    if (!found) return null;
+    const { record, storedHash } = found;
+    // Invalidations name the stored hash: let them find this entry.
+    if (storedHash !== plain) deps.caches.keyAliases.set(storedHash, plain);
+    if (hashing.isStale(storedHash)) {
+      const to = hashing.stored(secret);
+      deps.caches.keyAliases.set(to, plain);
+      void moveToCurrentPepper(deps, record.id, storedHash, to);
+    }
+    return record;
+  });
+}
+
+/**
+ * Stores a key under the current pepper, so an old pepper can be retired once every key
+ * it hashed was used. Other nodes drop their entry (they know it by the old hash). A
+ * failure only leaves the key where it was, still verifying; it is logged without hashes.
+ */
+async function moveToCurrentPepper(
+  deps: Deps,
+  id: string,
+  from: string,
+  to: string,
+): Promise<void> {
+  try {
+    const actor = { type: "system" as const, id: "rehash", workspaceId: "", requestId: null };
+    await mutateAs(deps, actor, async (tx, change) => {
+      const moved = await keyRehash(tx, id, from, to);
+      if (moved) change.invalidate({ kind: "key", workspaceId: moved.workspaceId, id, hash: from });
+    });
+  } catch (err) {
+    deps.log.warn(
+      { keyId: id, code: (err as { code?: unknown }).code },
+      "could not store key under the current pepper",
+    );
+  }
 }

@@ -40,7 +40,7 @@ export async function verifyKey(
     throw errors.insufficientPermissions("api.*.verify_key");
   }
   // 3. The key, in the root key's workspace and an API it may verify, else NOT_FOUND.
-  const record = await verificationRecord(deps, hashKey(req.key));
+  const record = await verificationRecord(deps, req.key, hashKey(req.key));
   const visible =
     record !== null &&
     (!principal ||

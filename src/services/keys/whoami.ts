@@ -3,7 +3,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { WhoamiRequest, WhoamiResponseSchema } from "../../../gen/latchkey/v2/keys_pb.js";
 import { hashKey } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
-import { keyRecordByHash } from "../../storage/queries/key-records.js";
+import { keyRecordByHashes } from "../../storage/queries/key-records.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -15,7 +15,9 @@ export async function whoami(
   req: WhoamiRequest,
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof WhoamiResponseSchema>> {
-  const record = await keyRecordByHash(deps.db, hashKey(req.key));
+  // Read fresh, not through the verification cache, under every form the key may be stored in.
+  const hashes = deps.config.keyHashing.candidates(req.key, hashKey(req.key));
+  const record = (await keyRecordByHashes(deps.db, hashes))?.record;
   if (!record || record.workspaceId !== principalOf(ctx).workspaceId) throw errors.keyNotFound();
   authorize(ctx, { apiId: record.apiId });
   return { data: toKeyMessage(record, deps.clock.now()) };

@@ -119,3 +119,51 @@ export async function keyRecordByHash(
   );
   return rows[0];
 }
+
+// The verification lookup also reads the hash the key is stored under.
+const SELECT_WITH_HASH = SELECT.replace("select k.id,", 'select k.hash as "storedHash", k.id,');
+
+/**
+ * The record of the live key stored under any of these hashes (the stored forms one secret
+ * may have, in order of preference), in any workspace, with the hash it is stored under.
+ * One indexed lookup per hash, in one statement.
+ */
+export async function keyRecordByHashes(
+  q: Queryable,
+  hashes: readonly string[],
+): Promise<{ record: KeyRecordRow; storedHash: string } | undefined> {
+  const rows = await q.query<KeyRecordRow & { storedHash: string }>(
+    `${SELECT_WITH_HASH}
+     where k.hash = any($1::text[])
+       and k.deleted_at is null
+     order by array_position($1::text[], k.hash)
+     limit 1`,
+    [hashes],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { storedHash, ...record } = row;
+  return { record, storedHash };
+}
+
+/**
+ * Stores a key's hash in another form (the same secret under the current pepper). Returns
+ * its workspace, or undefined when the key is no longer stored under `from` (another node
+ * moved it first).
+ */
+export async function keyRehash(
+  q: Queryable,
+  id: string,
+  from: string,
+  to: string,
+): Promise<{ workspaceId: string } | undefined> {
+  const rows = await q.query<{ workspaceId: string }>(
+    `update keys
+     set hash = $3
+     where id = $1
+       and hash = $2
+     returning workspace_id as "workspaceId"`,
+    [id, from, to],
+  );
+  return rows[0];
+}

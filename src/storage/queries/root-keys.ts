@@ -42,6 +42,78 @@ export async function rootKeyFindByHash(
   return rows[0];
 }
 
+/**
+ * Finds a root key stored under any of these hashes (the stored forms of one secret, in
+ * order of preference), revoked or not; one indexed lookup per hash, in one statement.
+ */
+export async function rootKeyFindByHashes(
+  q: Queryable,
+  hashes: readonly string[],
+): Promise<RootKeyRow | undefined> {
+  const rows = await q.query<RootKeyRow>(
+    `select ${COLUMNS}
+     from root_keys
+     where hash = any($1::text[])
+     order by array_position($1::text[], hash)
+     limit 1`,
+    [hashes],
+  );
+  return rows[0];
+}
+
+/** Stores a root key's hash in another form; false when it is no longer stored under `from`. */
+export async function rootKeyRehash(
+  q: Queryable,
+  id: string,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    `update root_keys
+     set hash = $3
+     where id = $1
+       and hash = $2
+     returning id`,
+    [id, from, to],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Retires the root keys that earlier versions stored for the environment's ROOT_KEY: those
+ * stored under `hash` (its plain SHA-256), and those the start-up bootstrap created under
+ * the name ROOT_KEY (from an earlier value of it). Live ones are revoked; each loses its
+ * start, and a live one its hash too (replaced by a value derived from nothing secret).
+ * A revoked one keeps its hash, so a revoked ROOT_KEY stays refused. Returns what changed.
+ */
+export async function rootKeyRetireEnvironmentRows(
+  q: Queryable,
+  hash: string,
+  now: number,
+): Promise<{ id: string; workspaceId: string; wasLive: boolean; matches: boolean }[]> {
+  return q.query(
+    `update root_keys r
+     set revoked_at = coalesce(r.revoked_at, $2),
+       start = '',
+       hash = case when r.revoked_at is null then 'retired:' || r.id else r.hash end
+     from root_keys old
+     where old.id = r.id
+       and (old.start <> '' or old.revoked_at is null)
+       and old.hash not like 'retired:%'
+       and (old.hash = $1
+         or (old.name = 'ROOT_KEY'
+           and exists (
+             select 1
+             from audit_logs a
+             where a.resource_id = old.id
+               and a.event = 'rootKey.create'
+               and a.actor_id = 'bootstrap')))
+     returning r.id, r.workspace_id as "workspaceId", old.revoked_at is null as "wasLive",
+       old.hash = $1 as matches`,
+    [hash, now],
+  );
+}
+
 /** Lists root keys, optionally of one workspace, by id. */
 export async function rootKeyList(q: Queryable, workspaceId?: string): Promise<RootKeyRow[]> {
   return q.query<RootKeyRow>(
