@@ -176,7 +176,7 @@ async function main() {
       const sql = postgres(url, { max: 1, onnotice: () => {} });
       try {
         const [{ workspace_id: workspaceId }] =
-          await sql`select workspace_id from root_keys limit 1`;
+          await sql`select id as workspace_id from workspaces where is_default`;
         console.log(`loading ${EVENTS} events ...`);
         const loaded = await load(sql, workspaceId, fromMs);
         console.log(JSON.stringify(loaded));
