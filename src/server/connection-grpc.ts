@@ -37,38 +37,29 @@ function peerOf(socket: net.Socket): string {
 }
 
 /**
- * Listens for the gRPC port on a net.Server of our own and hands each connection to
- * grpc-js through its connection injector, so that the port has the same bounds as the
- * main one: at most `maxConnections`, a connection silent before its first call closed
- * after `idleTimeoutMs`, the preface and first call's headers within `headersTimeoutMs` of
- * the first byte, and every call's request (message and end of stream) within
- * `requestTimeoutMs` of its start, else the call ends with DEADLINE_EXCEEDED.
- * The server must be created with `serverOptions`.
+ * The interceptor of the gRPC port's call deadlines: a call's first HEADERS settles its
+ * connection's headers deadline, and a call whose request (message and end of stream) has
+ * not arrived `requestTimeoutMs` after it started ends with DEADLINE_EXCEEDED. Per call:
+ * one list entry, removed when the request has arrived or the call has ended.
  */
-export function grpcConnections(
-  limits: ConnectionLimits,
-  counters: ConnectionCounters,
-): GrpcConnections {
-  const sweep = new Sweep(sweepIntervalMs(limits.idleTimeoutMs, limits.headersTimeoutMs));
-  const pending = new PendingConnections<string>(
-    sweep,
-    limits.idleTimeoutMs,
-    limits.headersTimeoutMs,
-  );
+function callDeadlines(
+  sweep: Sweep,
+  pending: PendingConnections<string>,
+  requestTimeoutMs: number,
+): grpc.ServerInterceptor {
   const calls = new Inflight<grpc.ServerInterceptingCallInterface>();
   sweep.add(() => {
     for (const entry of calls.entries()) {
-      if (sweep.nowMs - entry.startMs < limits.requestTimeoutMs) continue;
+      if (sweep.nowMs - entry.startMs < requestTimeoutMs) continue;
       calls.remove(entry);
       entry.item.sendStatus({
         code: grpc.status.DEADLINE_EXCEEDED,
-        details: `the request did not arrive whole within ${limits.requestTimeoutMs} ms`,
+        details: `the request did not arrive whole within ${requestTimeoutMs} ms`,
       });
     }
   });
 
-  // Per call: one list entry, removed when the request has arrived or the call has ended.
-  const interceptor: grpc.ServerInterceptor = (_method, call) => {
+  return (_method, call) => {
     let entry: ReturnType<typeof calls.add> | undefined;
     const settle = () => {
       if (entry) calls.remove(entry);
@@ -92,6 +83,28 @@ export function grpcConnections(
       },
     });
   };
+}
+
+/**
+ * Listens for the gRPC port on a net.Server of our own and hands each connection to
+ * grpc-js through its connection injector, so that the port has the same bounds as the
+ * main one: at most `maxConnections`, a connection silent before its first call closed
+ * after `idleTimeoutMs`, the preface and first call's headers within `headersTimeoutMs` of
+ * the first byte, and every call's request (message and end of stream) within
+ * `requestTimeoutMs` of its start, else the call ends with DEADLINE_EXCEEDED.
+ * The server must be created with `serverOptions`.
+ */
+export function grpcConnections(
+  limits: ConnectionLimits,
+  counters: ConnectionCounters,
+): GrpcConnections {
+  const sweep = new Sweep(sweepIntervalMs(limits.idleTimeoutMs, limits.headersTimeoutMs));
+  const pending = new PendingConnections<string>(
+    sweep,
+    limits.idleTimeoutMs,
+    limits.headersTimeoutMs,
+  );
+  const interceptor = callDeadlines(sweep, pending, limits.requestTimeoutMs);
 
   const listen = async (server: grpc.Server, port: number, host: string): Promise<GrpcListener> => {
     const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());

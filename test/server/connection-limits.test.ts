@@ -193,11 +193,13 @@ describe("deadlines", () => {
           frame(FRAME.headers, FLAG.endHeaders, 1, block),
         ]),
       );
-      // The server resets the stream or ends its side (gRPC: DEADLINE_EXCEEDED trailers).
+      // The server resets the stream or ends its side (gRPC: DEADLINE_EXCEEDED trailers),
+      // on a connection it keeps: its first HEADERS met the headers deadline.
       const ended = (f: RawH2["frames"][number]) =>
         f.streamId === 1 &&
         (f.type === FRAME.rstStream || (f.type === FRAME.headers && f.flags & FLAG.endStream));
       expect(await until(() => h2.frames.some(ended) || h2.closed)).toBe(true);
+      expect(h2.frames.some(ended)).toBe(true);
       h2.socket.destroy();
     });
   }
