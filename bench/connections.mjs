@@ -145,6 +145,10 @@ async function stalledSession(port, contentType, n) {
       const payload = buf.subarray(9, 9 + len);
       if (type === 3 && payload.readUInt32BE(0) === 7) state.refused++;
       if (type === 7) state.goaway = payload.readUInt32BE(0) & 0x7fffffff;
+      // Acknowledge SETTINGS and PINGs, as a client that means to keep its session would.
+      const ack = (buf.readUInt8(4) & 0x1) === 1;
+      if (type === 4 && !ack) s.write(frame(4, 0x1, 0));
+      if (type === 6 && !ack) s.write(frame(6, 0x1, 0, Buffer.from(payload)));
       buf = buf.subarray(9 + len);
     }
   });
