@@ -1,3 +1,4 @@
+import { slices } from "../batches.js";
 import type { Queryable } from "../db.js";
 import { findByIdOrName } from "./by-id-or-name.js";
 import type { PermissionRow } from "./permissions.js";
@@ -96,7 +97,7 @@ export function rolePermissions(
   );
 }
 
-/** Links permissions to a role (existing links are kept). */
+/** Links permissions to a role (existing links are kept), a slice per statement. */
 export async function roleAddPermissions(
   q: Queryable,
   workspaceId: string,
@@ -104,12 +105,13 @@ export async function roleAddPermissions(
   permissionIds: readonly string[],
   now: number,
 ): Promise<void> {
-  for (const permissionId of permissionIds) {
+  for (const ids of slices(permissionIds)) {
     await q.query(
       `insert into roles_permissions (role_id, permission_id, workspace_id, created_at)
-       values ($1, $2, $3, $4)
+       select $1, permission_id, $3, $4
+       from unnest($2::text[]) as t(permission_id)
        on conflict do nothing`,
-      [roleId, permissionId, workspaceId, now],
+      [roleId, ids, workspaceId, now],
     );
   }
 }
