@@ -238,4 +238,16 @@ export function registerEventMetrics(
     "Flushes that failed (the events stay buffered).",
     (s) => s.failedFlushes,
   );
+  // A counter, read from the buffer's count when scraped: refusals only ever add up.
+  let rejectedSeen = 0;
+  new Counter({
+    name: "latchkey_analytics_events_rejected_total",
+    help: "Analytics events the database refused, each found alone by splitting its batch and dropped (also in latchkey_events_dropped).",
+    registers: [metrics.registry],
+    collect() {
+      const { rejected } = source.stats();
+      this.inc(rejected - rejectedSeen);
+      rejectedSeen = rejected;
+    },
+  });
 }

@@ -1,19 +1,11 @@
-import { Rollup } from "../domain/analytics/rollups.js";
-import { GRANULARITIES } from "../domain/analytics/tables.js";
 import type { Logger } from "../log.js";
-import { type Db, isUnavailable } from "../storage/db.js";
-import {
-  type AnalyticsEvent,
-  copyRatelimitRows,
-  copyVerificationRows,
-  type EventTable,
-  ensureEventPartitions,
-  ratelimitRow,
-  verificationRow,
-} from "../storage/queries/events.js";
-import { rollupAdd } from "../storage/queries/rollups.js";
-import { ChunkPool, CsvRows } from "./csv-rows.js";
+import type { Db } from "../storage/db.js";
+import type { AnalyticsEvent } from "../storage/queries/events.js";
+import { BatchWriter } from "./batch-writer.js";
+import { ChunkPool } from "./csv-rows.js";
+import { Batch, Pieces } from "./event-batch.js";
 import { LastUsedWriter } from "./last-used.js";
+import { RefusalLog, writeFailure } from "./refusals.js";
 
 /** Sizing of the buffer. */
 export interface EventBufferOptions {
@@ -43,67 +35,17 @@ export interface EventCounts {
   dropped: number;
   written: number;
   failedFlushes: number;
+  /** Events the database refused (each alone, see EventBuffer); also counted in `dropped`. */
+  rejected: number;
 }
-
-const DAY_MS = 86_400_000;
-/** Refusals of one batch by a database that answers, before the batch is dropped. */
-const MAX_REJECTIONS = 3;
-/** How often `stop` tries again to write while the database fails. */
-const STOP_RETRY_MS = 200;
 
 /**
- * Events that commit in one transaction, in the order recorded, with what the writer needs
- * of them worked out as they arrive: their rows already encoded for COPY (kept off the
- * JavaScript heap, see CsvRows), the rollup groups, each key's latest use and the days. So
- * starting to write a batch costs the server's thread next to nothing: working it all out at
- * flush time took 8-20 ms for 5,000 events, once a second, and every verification in flight
- * waited it out.
+ * Failed writes of one batch, with a cause that is neither an outage nor a refusal of its
+ * rows, before the batch is treated as refused (and written in pieces).
  */
-class Batch {
-  readonly verifications: CsvRows;
-  readonly decisions: CsvRows;
-  readonly rollup = new Rollup();
-  /** Key id to the latest time it was used in this batch. */
-  readonly lastUsed = new Map<string, number>();
-  /** Days (Unix ms / DAY_MS) of the verifications and of the rate-limit decisions. */
-  readonly verificationDays = new Set<number>();
-  readonly decisionDays = new Set<number>();
-  /** Failed writes of this batch while the database answered (a bad batch, not an outage). */
-  rejections = 0;
-
-  constructor(rowsPerSlice: number, pool: ChunkPool) {
-    this.verifications = new CsvRows(rowsPerSlice, pool);
-    this.decisions = new CsvRows(rowsPerSlice, pool);
-  }
-
-  get size(): number {
-    return this.verifications.rows + this.decisions.rows;
-  }
-
-  /** Memory held for the rows (whole chunks): what EVENT_BUFFER_BYTES bounds. */
-  get bytes(): number {
-    return this.verifications.held + this.decisions.held;
-  }
-
-  add(event: AnalyticsEvent): void {
-    if (event.kind === "ratelimit") {
-      this.decisions.add(ratelimitRow(event));
-      this.decisionDays.add(Math.floor(event.time / DAY_MS));
-      return;
-    }
-    this.verifications.add(verificationRow(event));
-    this.verificationDays.add(Math.floor(event.time / DAY_MS));
-    this.rollup.add(event);
-    if (event.keyId !== null && (this.lastUsed.get(event.keyId) ?? -1) < event.time) {
-      this.lastUsed.set(event.keyId, event.time);
-    }
-  }
-
-  release(): void {
-    this.verifications.release();
-    this.decisions.release();
-  }
-}
+const MAX_UNCLEAR_FAILURES = 3;
+/** How often `stop` tries again to write while the database fails. */
+const STOP_RETRY_MS = 200;
 
 /**
  * A bounded in-memory buffer of analytics events (verifications and rate-limit decisions),
@@ -112,6 +54,10 @@ class Batch {
  * with a later flush. `stop` flushes. A crash loses at most what was buffered (about one
  * flush interval). Each batch also adds its verifications to the minute, hour, day and month
  * rollups, in the same transaction, and moves keys' lastUsedAt.
+ *
+ * An event the database refuses (a value it cannot store) costs no other event its place: a
+ * refused batch is written again in pieces until the refused event stands alone, and only
+ * that one is dropped, counted as `rejected` (and `dropped`) and logged at most once a minute.
  *
  * A timer's pass writes the events buffered when it starts; those recorded meanwhile wait
  * for the next one (under steady load a pass that also took those would never end).
@@ -122,24 +68,33 @@ export class EventBuffer {
   private open: Batch | undefined;
   private buffered = 0;
   private bufferedBytes = 0;
-  private readonly counts: EventCounts = { recorded: 0, dropped: 0, written: 0, failedFlushes: 0 };
+  private readonly counts: EventCounts = {
+    recorded: 0,
+    dropped: 0,
+    written: 0,
+    failedFlushes: 0,
+    rejected: 0,
+  };
   /** Events ever accepted into batches, and of those, how many were written or given up. */
   private accepted = 0;
   private settled = 0;
-  private readonly partitions = new Set<string>();
+  private readonly writer: BatchWriter;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<boolean> | undefined;
   private readonly lastUsed: LastUsedWriter;
   private readonly pool = new ChunkPool();
+  private readonly refusals: RefusalLog;
   /** Set once `stop` is done: later events are dropped, late writes no longer count. */
   private closed = false;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly options: EventBufferOptions,
     private readonly log: Logger,
   ) {
     this.lastUsed = new LastUsedWriter(db, log);
+    this.writer = new BatchWriter(db, options.sliceSize);
+    this.refusals = new RefusalLog(log);
   }
 
   /** Buffers an event, or counts it as dropped when the buffer is full. */
@@ -243,87 +198,103 @@ export class EventBuffer {
     for (let due = this.batches.length; due > 0; due--) {
       const batch = this.batches[0] as Batch;
       try {
-        await this.write(batch);
+        await this.writeBatch(batch);
         if (this.closed) return false; // given up by stop meanwhile: counted as dropped
       } catch (err) {
         this.counts.failedFlushes++;
-        // A partition dropped meanwhile (retention) would fail every later COPY for its day.
-        this.partitions.clear();
-        if (!this.closed && !isUnavailable(err) && ++batch.rejections >= MAX_REJECTIONS) {
-          // The database answers but refuses this batch, again and again: holding it would
-          // stop every later event of every workspace behind it.
-          this.log.error(
-            { err, events: batch.size },
-            "analytics events dropped: the database refuses their batch",
-          );
-          this.remove(batch);
-          this.counts.recorded -= batch.size;
-          this.counts.dropped += batch.size;
-          continue;
-        }
         this.log.warn({ err, buffered: this.buffered }, "analytics events not written; will retry");
         // Events recorded from now on join the last batch again, rather than each pass
         // starting a batch of its own (a chunk of memory each) while the database is away;
-        // not one the database has refused (it may be dropped).
+        // not one that failed otherwise (it may be written in pieces).
         const last = this.batches.at(-1);
-        if (!this.closed && last && last.size < this.options.batchSize && last.rejections === 0)
+        if (
+          !this.closed &&
+          last &&
+          last.size < this.options.batchSize &&
+          last.failures === 0 &&
+          last.pieces === undefined
+        )
           this.open = last;
         return false;
       }
       this.remove(batch);
-      this.counts.written += batch.size;
       await this.lastUsed.write(batch.lastUsed);
     }
     if (this.lastUsed.pending) await this.lastUsed.write(new Map());
     return true;
   }
 
-  /** Takes the oldest batch out of the buffer, settled (written or given up). */
+  /**
+   * Writes a batch in one transaction or, once the database has refused it, in pieces (see
+   * writePieces). Throws, leaving the batch buffered, while the database cannot be reached
+   * or fails for an unclear reason fewer than MAX_UNCLEAR_FAILURES times.
+   */
+  private async writeBatch(batch: Batch): Promise<void> {
+    if (batch.pieces === undefined) {
+      try {
+        await this.writer.write(batch);
+        if (!this.closed) this.settle(batch.size, "written");
+        return;
+      } catch (err) {
+        const failure = writeFailure(err);
+        if (this.closed || failure === "outage") throw err;
+        if (failure === "unclear" && ++batch.failures < MAX_UNCLEAR_FAILURES) throw err;
+        // The database answers but refuses something in this batch. Holding the batch would
+        // stop every later event of every workspace behind it, and dropping it would lose
+        // every event in it for one bad one.
+        batch.pieces = new Pieces(batch.events());
+      }
+    }
+    await this.writePieces(batch.pieces);
+  }
+
+  /**
+   * Writes a refused batch piece by piece, each in its own transaction: a refused piece is
+   * cut in halves, and a refused piece of one event is that event's fault. It is dropped,
+   * counted (`rejected`) and logged (RefusalLog). An outage meanwhile ends the pass; the
+   * pieces left are written by a later one.
+   */
+  private async writePieces(pieces: Pieces): Promise<void> {
+    for (let events = pieces.next(); events && !this.closed; events = pieces.next()) {
+      const piece = Batch.of(events, this.options.sliceSize, this.pool);
+      try {
+        await this.writer.write(piece);
+        if (this.closed) return;
+        pieces.done();
+        this.settle(events.length, "written");
+      } catch (err) {
+        if (this.closed || writeFailure(err) === "outage") throw err;
+        if (events.length > 1) {
+          pieces.halve();
+          continue;
+        }
+        pieces.done();
+        this.settle(1, "rejected");
+        this.refusals.refused(err, events[0] as AnalyticsEvent);
+      } finally {
+        piece.release();
+      }
+    }
+  }
+
+  /** Counts `n` buffered events as written, or as refused by the database (dropped). */
+  private settle(n: number, how: "written" | "rejected"): void {
+    this.buffered -= n;
+    this.settled += n;
+    if (how === "written") {
+      this.counts.written += n;
+      return;
+    }
+    this.counts.recorded -= n;
+    this.counts.dropped += n;
+    this.counts.rejected += n;
+  }
+
+  /** Takes the oldest batch, all of its events settled, out of the buffer. */
   private remove(batch: Batch): void {
     this.batches.shift();
-    this.buffered -= batch.size;
     this.bufferedBytes -= batch.bytes;
-    this.settled += batch.size;
     batch.release();
-  }
-
-  /** One batch in one transaction, a slice of rows per statement with a turn in between. */
-  private async write(batch: Batch): Promise<void> {
-    await this.ensurePartitions("key_verifications", batch.verificationDays);
-    await this.ensurePartitions("ratelimit_events", batch.decisionDays);
-    await this.ensurePartitions("verifications_per_minute", batch.verificationDays);
-    // The raw events and the rollups commit together, so a retry after a failure writes no
-    // duplicates and the rollups always agree with the raw tables.
-    const rollups = batch.rollup.rows();
-    const size = this.options.sliceSize;
-    await this.db.transaction(async (tx) => {
-      for (const rows of batch.verifications.slices()) {
-        await copyVerificationRows(tx, rows);
-        await turn();
-      }
-      for (const rows of batch.decisions.slices()) {
-        await copyRatelimitRows(tx, rows);
-        await turn();
-      }
-      for (const g of GRANULARITIES) {
-        // Slices keep the rows' order, so the row locks are still taken in one order.
-        for (const part of slices(rollups[g], size)) {
-          await rollupAdd(tx, g, part);
-          await turn();
-        }
-      }
-    });
-  }
-
-  private async ensurePartitions(table: EventTable, days: ReadonlySet<number>): Promise<void> {
-    const missing = [...days].filter((d) => !this.partitions.has(`${table}:${d}`));
-    if (missing.length === 0) return;
-    await ensureEventPartitions(
-      this.db,
-      table,
-      missing.map((d) => d * DAY_MS),
-    );
-    for (const d of missing) this.partitions.add(`${table}:${d}`);
   }
 }
 
@@ -335,12 +306,4 @@ function within(attempt: Promise<boolean>, ms: number): Promise<boolean> {
     timer = setTimeout(() => resolve(false), ms);
   });
   return Promise.race([attempt, late]).finally(() => clearTimeout(timer));
-}
-
-/** Lets the event loop run what is waiting (I/O first) before the next statement. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Consecutive pieces of at most `size` items. */
-function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }

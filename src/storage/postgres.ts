@@ -138,10 +138,12 @@ export function openPostgres(options: PostgresOptions): Db {
     },
     async copyCsv(target: string, csv: string | Uint8Array): Promise<void> {
       try {
-        const stream = await s.unsafe(`copy ${target} from stdin with (format csv)`).writable();
+        const copy = s.unsafe(`copy ${target} from stdin with (format csv)`);
+        const refused = refusalOf(copy);
+        const stream = await copy.writable();
         const chunk =
           typeof csv === "string" ? csv : Buffer.from(csv.buffer, csv.byteOffset, csv.byteLength);
-        await pipeline(Readable.from([chunk]), stream);
+        await Promise.race([pipeline(Readable.from([chunk]), stream), refused]);
       } catch (err) {
         throw wrap(err);
       }
@@ -175,6 +177,24 @@ export function openPostgres(options: PostgresOptions): Db {
     openPool: (bounds) =>
       openPostgres({ ...options, max: bounds.max, statementTimeoutMs: bounds.statementTimeoutMs }),
   };
+}
+
+/**
+ * Rejects with the error of a COPY FROM STDIN that the server refuses once all its data is
+ * sent. postgres.js 3.4.9 passes that error to the query, which has already resolved (to the
+ * stream), and never settles the stream: the COPY would wait forever and, in a transaction,
+ * the transaction would never end nor give its connection back. The query's reject is its
+ * own property, so it can be watched.
+ */
+function refusalOf(query: object): Promise<never> {
+  const q = query as { reject: (err: unknown) => unknown };
+  return new Promise<never>((_, reject) => {
+    const original = q.reject;
+    q.reject = (err: unknown) => {
+      reject(err);
+      return original(err);
+    };
+  });
 }
 
 /**

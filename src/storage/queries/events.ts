@@ -1,5 +1,6 @@
 import type { RollupSource } from "../../domain/analytics/rollups.js";
 import { csvBoolean, csvInteger, csvText, csvTextArray } from "../csv.js";
+import { readCsvRows, readTextArray } from "../csv-read.js";
 import type { Db, Queryable } from "../db.js";
 
 /**
@@ -104,4 +105,49 @@ export function ratelimitRow(e: RatelimitEvent): string {
 /** Appends rate-limit decisions (CSV lines of `ratelimitRow`) in one statement. */
 export async function copyRatelimitRows(q: Queryable, rows: string | Uint8Array): Promise<void> {
   if (rows.length > 0) await q.copyCsv(RATELIMIT_COLUMNS, rows);
+}
+
+/** The events of CSV rows in the order written, back from bytes as the writer holds them. */
+function rowsOf(rows: readonly Uint8Array[], columns: number): (string | null)[][] {
+  const read = readCsvRows(Buffer.concat(rows).toString("utf8"));
+  for (const r of read) {
+    if (r.length !== columns) throw new SyntaxError(`an event row has ${r.length} fields`);
+  }
+  return read;
+}
+
+const text = (v: string | null | undefined): string => v ?? "";
+const int = (v: string | null | undefined): number => Number(v);
+
+/** The verifications of rows written by `verificationRow` (to write them again one by one). */
+export function verificationsFromRows(rows: readonly Uint8Array[]): VerificationEvent[] {
+  return rowsOf(rows, 10).map((f) => ({
+    time: int(f[0]),
+    workspaceId: text(f[1]),
+    apiId: f[2] ?? null,
+    keyId: f[3] ?? null,
+    identityId: f[4] ?? null,
+    externalId: f[5] ?? null,
+    outcome: text(f[6]),
+    tags: readTextArray(text(f[7])),
+    spentCredits: int(f[8]),
+    requestId: text(f[9]),
+  }));
+}
+
+/** The rate-limit decisions of rows written by `ratelimitRow`. */
+export function ratelimitsFromRows(rows: readonly Uint8Array[]): RatelimitEvent[] {
+  return rowsOf(rows, 11).map((f) => ({
+    time: int(f[0]),
+    workspaceId: text(f[1]),
+    namespaceId: text(f[2]),
+    identifier: text(f[3]),
+    passed: f[4] === "t",
+    cost: int(f[5]),
+    limit: int(f[6]),
+    durationMs: int(f[7]),
+    remaining: int(f[8]),
+    overrideId: f[9] ?? null,
+    requestId: text(f[10]),
+  }));
 }
