@@ -1,4 +1,4 @@
-import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import type { ConnectError, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
@@ -8,8 +8,9 @@ import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
 import { grpcConnections } from "./connection-grpc.js";
 import type { ConnectionCounters, ConnectionLimits } from "./connection-limits.js";
+import { answerCallerFaults, type RefuseCall } from "./grpc-caller-faults.js";
 import { toServiceError } from "./interceptors/request-context.js";
-import { bindUnary, type UnarySpec } from "./invoke.js";
+import { bindUnary, type CallInit, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
 import { addReflection } from "./reflection.js";
 
@@ -40,7 +41,7 @@ function headersOf(metadata: grpc.Metadata): LiteHeaders {
 }
 
 /** The gRPC status of a failed call: code, message, and the ErrorDetail in grpc-status-details-bin. */
-function toGrpcError(err: ConnectError): Partial<grpc.StatusObject> {
+function toGrpcError(err: ConnectError): grpc.StatusObject {
   const metadata = new grpc.Metadata();
   for (const [name, value] of setTrailerStatus(new Headers(), err)) {
     if (name === "grpc-status" || name === "grpc-message") continue;
@@ -69,23 +70,63 @@ function decodeRequest(input: DescMessage, buf: Buffer): Message {
   }
 }
 
+/** What the door knows of a call of `path` before invoking it: its state and its init. */
+function callOf(path: string, metadata: grpc.Metadata): { state: Call; init: CallInit } {
+  const authority = metadata.get(":authority")[0] ?? "localhost";
+  const state: Call = {
+    requestId: newId("req"),
+    door: "grpc",
+    baseUrl: `http://${String(authority)}`,
+  };
+  const init = {
+    protocolName: "grpc",
+    requestMethod: "POST",
+    url: path,
+    header: headersOf(metadata),
+    values: callValues(state),
+  };
+  return { state, init };
+}
+
+/**
+ * Refuses a call that grpc-js itself found faulty (see grpc-caller-faults.ts) as the
+ * other doors refuse an invalid request: through the shared interceptors, so the root key
+ * is checked first and the answer is logged, counted and carries the ErrorDetail. The
+ * procedure itself is never bound: only the validation of the fault can answer.
+ */
+function refusals(opts: GrpcDoorOptions): RefuseCall {
+  const byPath = new Map<string, { spec: UnarySpec; refuse: ReturnType<typeof bindUnary> }>();
+  for (const s of opts.services) {
+    for (const m of Object.values(s.methods)) {
+      if (m.kind !== "unary") continue;
+      const impl = () => {
+        throw errors.unexpected(new Error("a refused request reached its procedure"));
+      };
+      byPath.set(`/${s.service.typeName}/${m.method.name}`, {
+        spec: m,
+        refuse: bindUnary({ ...m, impl }, opts.interceptors),
+      });
+    }
+  }
+  return async (path, metadata, fault) => {
+    const bound = byPath.get(path);
+    if (!bound) return { code: grpc.status.INVALID_ARGUMENT, details: fault.message };
+    const { state, init } = callOf(path, metadata);
+    state.decodeViolations = [fault];
+    try {
+      await bound.refuse(init, create(bound.spec.method.input));
+    } catch (thrown) {
+      return toGrpcError(toServiceError(thrown, opts.log, state.requestId));
+    }
+    return toGrpcError(errors.unexpected(new Error("a refused request was not refused")));
+  };
+}
+
 function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<Message, Message> {
   const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
   const invoke = bindUnary(spec, opts.interceptors);
   return (call, callback) => {
-    const authority = call.metadata.get(":authority")[0] ?? "localhost";
-    const state: Call = {
-      requestId: newId("req"),
-      door: "grpc",
-      baseUrl: `http://${String(authority)}`,
-    };
-    const init = {
-      protocolName: "grpc",
-      requestMethod: "POST",
-      url: path,
-      header: headersOf(call.metadata),
-      values: callValues(state),
-    };
+    const { state, init } = callOf(path, call.metadata);
     if (UNDECODABLE in call.request) {
       // grpc-js would answer a throwing deserializer with INTERNAL; the caller sent bad bytes.
       const reason = (call.request as unknown as Undecodable)[UNDECODABLE];
@@ -118,6 +159,11 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
   const connections = grpcConnections(opts.limits, opts.counters);
   const server = new grpc.Server({
     ...connections.serverOptions,
+    // First, so that it receives grpc-js's own call object (see grpc-caller-faults.ts).
+    interceptors: [
+      answerCallerFaults(refusals(opts)),
+      ...(connections.serverOptions.interceptors ?? []),
+    ],
     "grpc.max_receive_message_length": opts.maxBodyBytes,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
