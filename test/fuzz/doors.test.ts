@@ -188,29 +188,8 @@ function describeCase(c: Case): string {
   return `${c.door} auth=${c.auth} type=${c.contentType ?? "(right)"} framing=${c.framing} encoding=${encoding} body(hex)=${shown}`;
 }
 
-/**
- * The one fault left, and not ours to fix here: grpc-js decompresses a message (and parses
- * grpc-timeout) inside its own call object, below any server interceptor, and answers a
- * body flagged gzip that does not gunzip (or a malformed timeout) with INTERNAL.
- */
-function isGrpcJsOwnFault(c: Case, res: RawAnswer): boolean {
-  return (
-    c.door === "grpc-js" &&
-    res.code === "13" &&
-    (res.message === "Failed to decompress message" ||
-      res.message.startsWith("Invalid grpc-timeout"))
-  );
-}
-
 async function check(name: string, method: DescMethod, c: Case): Promise<void> {
   const res = await send(name, method, c);
-  if (isGrpcJsOwnFault(c, res)) {
-    seen.set(
-      "grpc-js 13 (grpc-js's own decoding)",
-      (seen.get("grpc-js 13 (grpc-js's own decoding)") ?? 0) + 1,
-    );
-    return;
-  }
   const key = `${c.door} ${res.status}${res.code ? `/${res.code}` : ""}`;
   seen.set(key, (seen.get(key) ?? 0) + 1);
   const context = `${name} via ${describeCase(c)} answered ${res.status} ${res.code} ${res.message}`;
