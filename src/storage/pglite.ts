@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db, Queryable, QueryOptions } from "./db.js";
@@ -22,6 +22,23 @@ export interface PgliteDb extends Db {
   restarts(): number;
 }
 
+/** Free space a temporary database's directory wants: a migrated database is ~40 MB. */
+const TEMPORARY_SPACE = 1024 * 1024 * 1024;
+
+/**
+ * Where a database without a directory goes: memory-backed /dev/shm when it has room (it
+ * stands in for an in-memory database and loads about as fast), else the temp folder.
+ */
+function temporaryParent(): string {
+  try {
+    const fs = statfsSync("/dev/shm");
+    if (fs.bavail * fs.bsize >= TEMPORARY_SPACE) return "/dev/shm";
+  } catch {
+    // No /dev/shm here (not Linux): the temp folder.
+  }
+  return tmpdir();
+}
+
 type Subscriber = { onMessage: (payload: string) => void; onConnect?: () => void };
 
 /**
@@ -36,7 +53,7 @@ type Subscriber = { onMessage: (payload: string) => void; onConnect?: () => void
  */
 export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
   const temporary = options.dataDir === undefined;
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "latchkey-pglite-"));
+  const dataDir = options.dataDir ?? mkdtempSync(join(temporaryParent(), "latchkey-pglite-"));
   const load = options.loadDataDir
     ? new Uint8Array(await options.loadDataDir.arrayBuffer())
     : undefined;
