@@ -68,8 +68,28 @@ describe("rollup groups with the largest tags", () => {
     buffer.record(verification("ws_other", time, ["plain"], "req_other_1"));
     // The same set of tags in another order belongs to the same group.
     buffer.record(verification("ws_big", time + 1, [...tags].reverse(), "req_big_2"));
+    // The longest rate-limit identifier (no index of the raw tables holds input text).
+    const identifier = hardTag(7);
+    buffer.record({
+      kind: "ratelimit",
+      time,
+      workspaceId: "ws_big",
+      namespaceId: "rlns_1",
+      identifier,
+      passed: true,
+      cost: 1,
+      limit: 10,
+      durationMs: 60_000,
+      remaining: 9,
+      overrideId: null,
+      requestId: "req_decision",
+    });
     expect(await buffer.flush()).toBe(true);
-    expect(buffer.stats()).toMatchObject({ recorded: 3, written: 3, dropped: 0 });
+    expect(buffer.stats()).toMatchObject({ recorded: 4, written: 4, dropped: 0 });
+    const decisions = await db.query<{ identifier: string }>(
+      "select identifier from ratelimit_events",
+    );
+    expect(decisions).toEqual([{ identifier }]);
 
     const raw = await db.query<{ request_id: string }>(
       "select request_id from key_verifications order by request_id",
