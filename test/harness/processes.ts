@@ -20,6 +20,12 @@ export interface NodeProcess {
 export interface NodeOptions {
   databaseUrl: string;
   env?: Record<string, string>;
+  /**
+   * The environment's root key of the process (ROOT_KEY). Such a key lives in the memory of
+   * each process that has it, never in the database, so every node a test calls with the
+   * test server's root key must be given it.
+   */
+  rootKey?: string;
   /** Milliseconds to wait for each process to listen. */
   startTimeoutMs?: number;
 }
@@ -36,6 +42,7 @@ export function startNode(opts: NodeOptions): Promise<NodeProcess> {
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: "5000",
+      ...(opts.rootKey === undefined ? {} : { ROOT_KEY: opts.rootKey }),
       ...opts.env,
     },
     stdio: ["ignore", "pipe", "pipe"],

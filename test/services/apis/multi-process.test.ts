@@ -12,6 +12,7 @@ describe.skipIf(currentEngine() !== "postgres")("invalidation across processes",
     s = await startServer();
     nodes = await startNodes(2, {
       databaseUrl: s.databaseUrl as string,
+      rootKey: s.rootKey,
       env: { CACHE_TTL_MS: "30000" },
     });
   });

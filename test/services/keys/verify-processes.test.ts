@@ -96,6 +96,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
     beforeAll(async () => {
       nodes = await startNodes(2, {
         databaseUrl: s.databaseUrl as string,
+        rootKey: s.rootKey,
         env: { CACHE_TTL_MS: "30000" },
       });
       barrierApiId = await s.seed.api();
@@ -593,7 +594,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
     const MAX_PER_WORKER = 100;
     let node: NodeProcess | undefined;
     beforeAll(async () => {
-      [node] = await startNodes(1, { databaseUrl: s.databaseUrl as string });
+      [node] = await startNodes(1, { databaseUrl: s.databaseUrl as string, rootKey: s.rootKey });
     });
     afterAll(async () => {
       await node?.stop("SIGKILL");

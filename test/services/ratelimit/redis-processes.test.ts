@@ -49,6 +49,7 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
     beforeAll(async () => {
       nodes = await startNodes(3, {
         databaseUrl: s.databaseUrl as string,
+        rootKey: s.rootKey,
         env: { REDIS_URL: redisUrl as string },
       });
     }, 60_000);
