@@ -1734,7 +1734,8 @@ export const VerifyKeyCodeSchema: GenEnum<VerifyKeyCode> = /*@__PURE__*/
 
 /**
  * KeysService manages the keys an API owner issues to its users. The secret is returned
- * once, at creation and by RerollKey; only its SHA-256 and a displayable start are stored.
+ * once, at creation and by RerollKey; only its hash (SHA-256, or HMAC-SHA-256 under the
+ * server's pepper when one is configured) and a displayable start are stored.
  * Procedures that name a key by `key_id` answer 404 key_not_found for a key that does not
  * exist in the caller's workspace, whatever the reason (deleted, malformed id, other workspace).
  *
