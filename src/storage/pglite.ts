@@ -41,6 +41,78 @@ function temporaryParent(): string {
 
 type Subscriber = { onMessage: (payload: string) => void; onConnect?: () => void };
 
+/** Statements on the thread, inside transaction `tx` when given. */
+function runnerOf(thread: PgliteThread, tx?: number): Queryable {
+  const inTx = tx !== undefined ? { tx } : {};
+  return {
+    query<T>(text: string, params: readonly unknown[] = [], opts: QueryOptions = {}) {
+      const timeout = opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {};
+      return thread.submit<T[]>({ request: { op: "query", text, params }, ...inTx, ...timeout });
+    },
+    async exec(script: string) {
+      await thread.submit({ request: { op: "exec", script }, ...inTx });
+    },
+    async copyCsv(target: string, data: string | Uint8Array) {
+      await thread.submit({ request: { op: "copy", target, data }, ...inTx });
+    },
+  };
+}
+
+/** `Db.transaction` over the thread: begin, `fn`'s statements, then commit or rollback. */
+function transactionOf(thread: PgliteThread): Db["transaction"] {
+  let nextTx = 1;
+  return async (fn) => {
+    const tx = nextTx++;
+    await thread.submit({ request: { op: "exec", script: "begin" }, opens: tx });
+    let result: Awaited<ReturnType<typeof fn>>;
+    try {
+      result = await fn(runnerOf(thread, tx));
+    } catch (err) {
+      const rollback = { op: "exec", script: "rollback" } as const;
+      await thread.submit({ request: rollback, tx, closes: true, rollback: true }).catch(() => {});
+      throw err;
+    }
+    await thread.submit({ request: { op: "exec", script: "commit" }, tx, closes: true });
+    return result;
+  };
+}
+
+/** `Db.listen` over the thread; subscriptions are taken again on each new thread. */
+function listenOf(thread: PgliteThread): Db["listen"] {
+  const channels = new Map<string, Set<Subscriber>>();
+  thread.onNotify = (channel, payload) => {
+    for (const s of channels.get(channel) ?? []) s.onMessage(payload);
+  };
+  // A new thread has no subscriptions: take them again, then tell each subscriber, which
+  // may have missed notifications meanwhile.
+  thread.onRestart = () => {
+    for (const [channel, subs] of channels)
+      thread.submit({ request: { op: "listen", channel }, first: true }).then(
+        () => {
+          for (const s of subs) s.onConnect?.();
+        },
+        () => {},
+      );
+  };
+  return async (channel, onMessage, onConnect) => {
+    const sub: Subscriber = { onMessage, ...(onConnect ? { onConnect } : {}) };
+    let subs = channels.get(channel);
+    if (!subs) {
+      subs = new Set();
+      channels.set(channel, subs);
+      await thread.submit({ request: { op: "listen", channel } });
+    }
+    subs.add(sub);
+    onConnect?.();
+    return async () => {
+      subs.delete(sub);
+      if (subs.size > 0 || channels.get(channel) !== subs) return;
+      channels.delete(channel);
+      await thread.submit({ request: { op: "unlisten", channel } });
+    };
+  };
+}
+
 /**
  * The Db port over embedded PGlite: PostgreSQL compiled to WebAssembly, one connection, run
  * on its own worker thread so that the server's thread never waits for it. Work runs one
@@ -68,76 +140,11 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDb> {
     throw err;
   }
 
-  const runner = (tx: number | undefined): Queryable => {
-    const inTx = tx !== undefined ? { tx } : {};
-    return {
-      query<T>(text: string, params: readonly unknown[] = [], opts: QueryOptions = {}) {
-        const timeout = opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {};
-        return thread.submit<T[]>({ request: { op: "query", text, params }, ...inTx, ...timeout });
-      },
-      async exec(script: string) {
-        await thread.submit({ request: { op: "exec", script }, ...inTx });
-      },
-      async copyCsv(target: string, data: string | Uint8Array) {
-        await thread.submit({ request: { op: "copy", target, data }, ...inTx });
-      },
-    };
-  };
-
-  const channels = new Map<string, Set<Subscriber>>();
-  thread.onNotify = (channel, payload) => {
-    for (const s of channels.get(channel) ?? []) s.onMessage(payload);
-  };
-  // A new thread has no subscriptions: take them again, then tell each subscriber, which
-  // may have missed notifications meanwhile.
-  thread.onRestart = () => {
-    for (const [channel, subs] of channels)
-      thread.submit({ request: { op: "listen", channel }, first: true }).then(
-        () => {
-          for (const s of subs) s.onConnect?.();
-        },
-        () => {},
-      );
-  };
-
-  let nextTx = 1;
-  const root = runner(undefined);
   return {
     engine: "pglite",
-    ...root,
-    async transaction(fn) {
-      const tx = nextTx++;
-      await thread.submit({ request: { op: "exec", script: "begin" }, opens: tx });
-      let result: Awaited<ReturnType<typeof fn>>;
-      try {
-        result = await fn(runner(tx));
-      } catch (err) {
-        const rollback = { op: "exec", script: "rollback" } as const;
-        await thread
-          .submit({ request: rollback, tx, closes: true, rollback: true })
-          .catch(() => {});
-        throw err;
-      }
-      await thread.submit({ request: { op: "exec", script: "commit" }, tx, closes: true });
-      return result;
-    },
-    async listen(channel, onMessage, onConnect) {
-      const sub: Subscriber = { onMessage, ...(onConnect ? { onConnect } : {}) };
-      let subs = channels.get(channel);
-      if (!subs) {
-        subs = new Set();
-        channels.set(channel, subs);
-        await thread.submit({ request: { op: "listen", channel } });
-      }
-      subs.add(sub);
-      onConnect?.();
-      return async () => {
-        subs.delete(sub);
-        if (subs.size > 0 || channels.get(channel) !== subs) return;
-        channels.delete(channel);
-        await thread.submit({ request: { op: "unlisten", channel } });
-      };
-    },
+    ...runnerOf(thread),
+    transaction: transactionOf(thread),
+    listen: listenOf(thread),
     async close() {
       try {
         await thread.close();
