@@ -140,6 +140,20 @@ function isIntegerScalar(t: ScalarType): boolean {
   return t !== ScalarType.DOUBLE && t !== ScalarType.FLOAT;
 }
 
+/** The violation message of one scalar value, or undefined when it is fine. */
+function scalarProblem(
+  p: FieldPlan,
+  scalar: ScalarType | undefined,
+  value: unknown,
+): string | undefined {
+  if (typeof value === "string") return checkString(value, p.strings);
+  if (typeof value === "number") {
+    return checkNumber(value, p, scalar !== undefined && isIntegerScalar(scalar));
+  }
+  if (typeof value === "bigint") return checkNumber(Number(value), p, true);
+  return undefined;
+}
+
 function checkScalar(
   p: FieldPlan,
   scalar: ScalarType | undefined,
@@ -147,12 +161,28 @@ function checkScalar(
   at: string,
   out: Violation[],
 ): void {
-  let message: string | undefined;
-  if (typeof value === "string") message = checkString(value, p.strings);
-  else if (typeof value === "number") {
-    message = checkNumber(value, p, scalar !== undefined && isIntegerScalar(scalar));
-  } else if (typeof value === "bigint") message = checkNumber(Number(value), p, true);
+  const message = scalarProblem(p, scalar, value);
   if (message) out.push({ location: at, message });
+}
+
+/**
+ * Checks every item of a list. An item's pointer is built only for an item that fails:
+ * a list of a thousand valid strings costs no string building.
+ */
+function checkItemsOf(p: FieldPlan, items: unknown[], at: string, out: Violation[]): void {
+  const nested = p.nested;
+  if (nested) {
+    for (let i = 0; i < items.length && !violationsFull(out); i++) {
+      validateMessage(nested, items[i] as Record<string, unknown>, `${at}/${i}`, out);
+    }
+    return;
+  }
+  const f = p.field;
+  const scalar = f.fieldKind === "list" && f.listKind === "scalar" ? f.scalar : undefined;
+  for (let i = 0; i < items.length && !violationsFull(out); i++) {
+    const message = scalarProblem(p, scalar, items[i]);
+    if (message) out.push({ location: `${at}/${i}`, message });
+  }
 }
 
 function checkStruct(p: FieldPlan, value: object, at: string, out: Violation[]): void {
@@ -239,13 +269,7 @@ export function validateMessage(
           out.push({ location: at, message: sizeMessage });
           break;
         }
-        for (let i = 0; i < items.length && !violationsFull(out); i++) {
-          const item = items[i];
-          if (p.nested)
-            validateMessage(p.nested, item as Record<string, unknown>, `${at}/${i}`, out);
-          else
-            checkScalar(p, f.listKind === "scalar" ? f.scalar : undefined, item, `${at}/${i}`, out);
-        }
+        checkItemsOf(p, items, at, out);
         if (p.uniqueBy) checkUnique(p, items, at, out);
         break;
       }
