@@ -13,6 +13,7 @@ const ALL = [
   "analytics",
   "connections",
   "noisy-neighbour",
+  "pglite-hostile",
 ];
 const args = process.argv.slice(2);
 const named = args.filter((a) => ALL.includes(a));
