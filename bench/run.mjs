@@ -14,6 +14,7 @@ const ALL = [
   "connections",
   "noisy-neighbour",
   "pglite-hostile",
+  "decode-validate",
 ];
 const args = process.argv.slice(2);
 const named = args.filter((a) => ALL.includes(a));
