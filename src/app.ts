@@ -9,7 +9,12 @@ import type { Config } from "./config.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { newId } from "./domain/ids.js";
 import { createLogger, type Logger } from "./log.js";
-import { createMetrics, type Metrics, registerEventMetrics } from "./metrics.js";
+import {
+  createMetrics,
+  type Metrics,
+  registerDatabaseRestarts,
+  registerEventMetrics,
+} from "./metrics.js";
 import { MemoryLimiter } from "./ratelimit/memory.js";
 import { RedisLimiter } from "./ratelimit/redis.js";
 import { ResilientLimiter } from "./ratelimit/resilient.js";
@@ -109,6 +114,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       log,
     );
     registerEventMetrics(metrics, events);
+    // Only the embedded engine restarts (to cancel a statement); PostgreSQL has no such count.
+    const restarts = (db as Partial<{ restarts(): number }>).restarts;
+    if (typeof restarts === "function") registerDatabaseRestarts(metrics, () => restarts.call(db));
     const deps: Deps = {
       db,
       analyticsDb,

@@ -251,3 +251,20 @@ export function registerEventMetrics(
     },
   });
 }
+
+/**
+ * Exposes how often the embedded database's thread was ended and started again: a statement
+ * cancelled at its timeout (a hostile analytics query), or a thread that died. Each restart
+ * makes the database's callers wait for the files to be reopened, so a rising count tells an
+ * operator to look at who sends such queries.
+ */
+export function registerDatabaseRestarts(metrics: Metrics, restarts: () => number): void {
+  new Gauge({
+    name: "latchkey_embedded_database_restarts",
+    help: "Restarts of the embedded database's thread since the server started (a statement cancelled at its timeout, or a thread that died).",
+    registers: [metrics.registry],
+    collect() {
+      this.set(restarts());
+    },
+  });
+}
