@@ -21,8 +21,9 @@ export interface Procedure {
 /**
  * THE table of procedures: every procedure Latchkey serves, with the authentication it
  * needs and the root-key permission it checks. The server refuses to start if a
- * registered RPC is missing here. Permissions follow reference §2.3; a granted `*`
- * segment covers any id (DESIGN.md "Permissions").
+ * registered RPC is missing here. Permissions are `resource.id.action`, as the public
+ * system names them; a granted `*` segment covers any one segment (`api.*.read_api` covers
+ * `api.api_123.read_api`).
  */
 export const procedures = {
   "liveness.check": { auth: "none" },

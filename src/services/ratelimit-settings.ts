@@ -11,7 +11,10 @@ import {
 } from "../storage/queries/ratelimits.js";
 import type { Change } from "./mutation.js";
 
-/** Settings from request objects; `autoApply` is true when omitted (DESIGN.md "Rate limiting"). */
+/**
+ * Settings from request objects; `autoApply` is true when omitted, so a limit set at creation
+ * without the field applies.
+ */
 export function settingsFromRequest(list: readonly RatelimitRequest[]): RatelimitSetting[] {
   return list.map((r) => ({
     name: r.name,

@@ -6,7 +6,10 @@ import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { findApi } from "./find-api.js";
 
-/** Returns an API of the caller's workspace: 404 before 403, as DESIGN.md orders checks. */
+/**
+ * Returns an API of the caller's workspace. 404 comes before 403: another workspace's API is
+ * indistinguishable from a missing one, and only an API that exists has its permission checked.
+ */
 export async function getApi(
   deps: Deps,
   req: GetApiRequest,

@@ -47,7 +47,8 @@ export async function existingNamespace(
 
 /**
  * The namespace a limit procedure names, created (named after the given string) when it
- * does not exist: creating needs `ratelimit.*.limit` (DESIGN.md). A deleted namespace is 410.
+ * does not exist: creating needs `ratelimit.*.limit`, since it adds a namespace to the
+ * workspace, not only a decision. A deleted namespace is 410.
  * Concurrent creators converge on one namespace.
  */
 export async function namespaceForLimit(
