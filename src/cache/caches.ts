@@ -9,7 +9,7 @@ import { TtlCache } from "./ttl-cache.js";
 /** Sizing of the in-process caches. */
 export interface CacheOptions {
   maxEntries: number;
-  /** Time to live; at most 30 s, so a lost notification heals within spec 3's bound. */
+  /** Time to live; at most 30 s, so a change whose notification was lost still shows within 30 s. */
   ttlMs: number;
 }
 

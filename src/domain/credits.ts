@@ -1,5 +1,5 @@
 /**
- * Credits and their refill, as DESIGN.md "Verification" decides: at each boundary (daily at
+ * Credits and their refill: at each boundary (daily at
  * 00:00 UTC; monthly at 00:00 UTC on `refillDay`, or on the last day of a shorter month) a
  * balance below `amount` is raised to `amount`, and a balance at or above it is left alone.
  * Refills are applied lazily: whoever reads or changes a balance first applies the

@@ -1,6 +1,6 @@
 /**
  * Matching of key permissions (the permissions a key holds, directly or through roles)
- * against a wanted permission name, as DESIGN.md "Permissions" decides:
+ * against a wanted permission name:
  *
  * - Names are `.`-separated segments; matching is case-sensitive and `:` is an ordinary
  *   character (`billing:read` is one segment).

@@ -31,7 +31,7 @@ function specificity(pattern: string): number {
 }
 
 /**
- * The override for an identifier (DESIGN.md "Rate limiting"): an exact match first, else
+ * The override for an identifier: an exact match first, else
  * the most specific matching wildcard pattern (most literal characters), ties going to the
  * oldest override. Undefined when none matches.
  */

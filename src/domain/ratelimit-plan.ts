@@ -31,7 +31,7 @@ export interface PlannedLimit {
 }
 
 /**
- * The limits a verification evaluates (reference §4.5 as DESIGN.md amends it): every
+ * The limits a verification evaluates: every
  * auto-applied limit of the key and its identity with cost 1, a key limit shadowing an
  * identity limit of the same name; a requested name uses its configuration with the
  * request's cost (1 by default), or, with both `limit` and `duration`, is an ad-hoc limit

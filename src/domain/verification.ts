@@ -19,8 +19,8 @@ export interface KeyStatus {
 }
 
 /**
- * The checks that need no I/O, in DESIGN.md's order, first failure wins: DISABLED (whatever
- * else is true, spec 3), EXPIRED (strictly after `expires`, server time), then the
+ * The checks that need no I/O, in this order, first failure wins: DISABLED (whatever
+ * else is true), EXPIRED (strictly after `expires`, server time), then the
  * permissions query. Undefined when all pass (rate limits and credits come next).
  */
 export function statusVerdict(

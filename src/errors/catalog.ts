@@ -8,7 +8,7 @@ export interface CatalogEntry {
   readonly name: string;
   /** HTTP status on the /v2 JSON door. */
   readonly status: number;
-  /** The standard HTTP reason phrase of `status` (RFC 9110), as spec 7 shows. */
+  /** The standard HTTP reason phrase of `status` (RFC 9110). */
   readonly title: string;
   /** The Connect / gRPC code for Connect, gRPC-web and gRPC callers. */
   readonly connectCode: Code;
@@ -41,8 +41,8 @@ function entry(category: string, name: string, status: number, connectCode: Code
 
 /**
  * The closed catalog of every error Latchkey can return: the public system's codes
- * (reference §1.4 and Appendix A, `unkey`/`user` segments folded into `svc`) with the
- * house overrides of DESIGN.md ("Errors"), plus the transport errors of the /v2 door.
+ * (the public system's codes, its `unkey`/`user` segments folded into `svc`) with
+ * Latchkey's own overrides, plus the transport errors of the /v2 door.
  */
 export const catalog = {
   invalidInput: entry("application", "invalid_input", 400, Code.InvalidArgument),

@@ -205,7 +205,7 @@ export const PLAIN_NODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Query size bounds (reference §3.36). maxDepth bounds the nesting of nodes (`1 + 1 + ... + 1`
+ * Query size bounds. maxDepth bounds the nesting of nodes (`1 + 1 + ... + 1`
  * nests one level per `+`): the guard walks the tree recursively, and 2,000 levels overflowed
  * the stack (a RangeError, not a 400).
  */

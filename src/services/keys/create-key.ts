@@ -23,7 +23,7 @@ import { insertNewKey } from "./insert-key.js";
 const DEFAULT_BYTE_LENGTH = 16;
 
 /**
- * Issues a key for an API with every setting of spec 2.1. The secret is generated from the
+ * Issues a key for an API with every setting a key has. The secret is generated from the
  * CSPRNG, returned once, and stored only as its SHA-256 and displayable start. Roles must
  * exist (404 otherwise, nothing written); missing permissions and identities are created.
  */

@@ -10,7 +10,7 @@ import type { Change } from "../mutation.js";
 /**
  * The id of the live identity with this externalId, created (and audited) when there is
  * none; concurrent callers converge on one identity. An externalId that belonged to a
- * deleted identity stays reserved: 409 (DESIGN.md "Identities").
+ * deleted identity stays reserved: 409.
  */
 export async function identityForExternalId(
   tx: Queryable,

@@ -31,7 +31,7 @@ export function identityOf(r: KeyRecordRow, ratelimits: readonly RecordRatelimit
   };
 }
 
-/** The key record of reference §3.0: empty fields omitted, a pending refill applied. */
+/** The key record: empty fields omitted, a pending refill applied. */
 export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typeof KeySchema> {
   const credits = toCreditsMessage(applyRefill(r, now));
   return {

@@ -21,7 +21,7 @@ import { resolveRoles, setKeyPermissions, setKeyRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";
 
 /**
- * Changes the settings of a key with spec 4.3's tri-state semantics: an omitted field is
+ * Changes the settings of a key with tri-state semantics: an omitted field is
  * left alone, null clears it, a value sets it. The credits object and the lists replace
  * the whole setting. The change takes effect at once on every node (invalidation).
  */

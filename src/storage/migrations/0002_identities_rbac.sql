@@ -10,7 +10,7 @@ create table identities (
   deleted_at bigint
 );
 
--- Deleted identities keep their externalId reserved (DESIGN.md "Identities"), so the
+-- Deleted identities keep their externalId reserved, so the
 -- unique index covers them too.
 create unique index identities_external_id on identities (workspace_id, external_id);
 create index identities_workspace on identities (workspace_id, id);

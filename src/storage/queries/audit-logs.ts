@@ -5,7 +5,7 @@ import type { Queryable } from "../db.js";
 export interface AuditEntry {
   workspaceId: string;
   time: number;
-  /** Event name of reference §8, for example `api.create`. */
+  /** Event name (the public system's names), for example `api.create`. */
   event: string;
   actorType: "rootkey" | "system" | "cli";
   actorId: string;

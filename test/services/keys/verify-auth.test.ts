@@ -7,7 +7,7 @@ import {
   useServer,
 } from "../../harness/server.js";
 
-// keys.verifyKey and root keys (DESIGN.md "Verification"): no header verifies in the key's own
+// keys.verifyKey and root keys: no header verifies in the key's own
 // workspace; a root key with no verify permission at all is 403, an unknown one 401; with
 // VERIFY_REQUIRES_ROOT_KEY=true the header-less form is 401. None of them spends anything.
 

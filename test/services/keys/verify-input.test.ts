@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DOORS, useServer } from "../../harness/server.js";
 
-// keys.verifyKey's request bounds (proto/latchkey/v2/keys.proto, reference §3.2 and §4.5.7):
+// keys.verifyKey's request bounds (proto/latchkey/v2/keys.proto):
 // every violation is a 400 naming the field, on every door, and spends nothing.
 
 const s = useServer();

@@ -5,7 +5,7 @@ const s = useServer();
 let n = 0;
 const HOUR = 3_600_000;
 
-/** Verifies without a root key (spec 5.5) unless one is given. */
+/** Verifies without a root key unless one is given. */
 const verify = (door: TestDoor, body: Record<string, unknown>, auth: string | null = null) =>
   s.call(door, "keys.verifyKey", body, auth);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Auth, DOORS, useServer } from "../../harness/server.js";
 
-// Every pair of verification codes (DESIGN.md "Verification": NOT_FOUND → DISABLED → EXPIRED →
+// Every pair of verification codes (NOT_FOUND → DISABLED → EXPIRED →
 // INSUFFICIENT_PERMISSIONS → RATE_LIMITED → USAGE_EXCEEDED, first failure wins) and expiry by
 // server time. A refused verification spends nothing: neither credits nor rate-limit tokens.
 
@@ -191,7 +191,7 @@ describe.each(DOORS)("keys.verifyKey expiry by server time via %s", (door) => {
 
     // Within the cache's lifetime: what changes the answer is the time, not a reload.
     s.clock.set(expires);
-    // DESIGN.md "Verification" and reference §4.2 step 6c: EXPIRED when now > expires.
+    // EXPIRED when now > expires.
     expect((await verify({ key: k.key })).data).toMatchObject({
       valid: true,
       code: "VALID",
