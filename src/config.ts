@@ -156,7 +156,7 @@ function keyHashingSettings(env: Env): KeyHashing {
   return new KeyHashing(current, previous);
 }
 
-/** Reads the configuration from environment variables (the README's table). */
+/** Reads the configuration from environment variables (the table in docs/deploying.md). */
 export function loadConfig(env: Env = process.env): Config {
   const docsUrl = docsUrlSetting(env);
   const rootKey = optional(env, "ROOT_KEY");

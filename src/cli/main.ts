@@ -29,7 +29,7 @@ Usage:
   latchkey root-key list [--workspace W]
   latchkey root-key revoke ID
 
-Configuration is read from the environment (see the README): DATABASE_URL, or DATA_DIR
+Configuration is read from the environment (see docs/deploying.md): DATABASE_URL, or DATA_DIR
 for the embedded database, and the rest.`;
 
 async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {

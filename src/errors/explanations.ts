@@ -54,7 +54,7 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
   },
   "authorization/insufficient_permissions": {
     meaning: "The root key is valid but lacks the permission this call needs; `detail` names it.",
-    fix: "Grant the named permission (for example `api.*.create_key`) to the root key, or use one that has it. The README lists the permission of every procedure.",
+    fix: "Grant the named permission (for example `api.*.create_key`) to the root key, or use one that has it. docs/root-keys-and-cli.md lists the permission of every procedure.",
   },
   "authorization/forbidden": {
     meaning: "The caller may not do this, whatever its permissions.",
@@ -144,7 +144,7 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
   "bad_request/invalid_analytics_query": {
     meaning:
       "The analytics query is not valid SQL or uses something outside the allow-list (a type, an operator, parameters, Unicode escapes, locking clauses); `detail` names it.",
-    fix: "Write one SELECT in PostgreSQL's dialect over the documented tables; the README lists what is allowed.",
+    fix: "Write one SELECT in PostgreSQL's dialect over the documented tables; docs/analytics.md lists what is allowed.",
   },
   "bad_request/invalid_analytics_table": {
     meaning:
@@ -153,7 +153,7 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
   },
   "bad_request/invalid_analytics_function": {
     meaning: "The analytics query calls a function outside the allow-list; `detail` names it.",
-    fix: "Use an allowed function (the README lists them); ClickHouse functions have PostgreSQL equivalents, for example `date_trunc('day', time)` for `toStartOfDay(time)`.",
+    fix: "Use an allowed function (docs/analytics.md lists them); ClickHouse functions have PostgreSQL equivalents, for example `date_trunc('day', time)` for `toStartOfDay(time)`.",
   },
   "bad_request/invalid_analytics_query_type": {
     meaning:

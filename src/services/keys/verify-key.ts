@@ -75,7 +75,7 @@ export async function verifyKey(
     );
   }
   // 6. Credits: one conditional decrement, committed before we answer; refused → tokens back.
-  // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see README).
+  // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see docs/keys.md).
   const cost = req.credits ? Number(req.credits.cost) : 1;
   if (balance === null || cost === 0) {
     return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", balance, limits));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOORS, startServer, type TestServer, useServer } from "../../harness/server.js";
 
 // Every verification that resolves to a workspace (the key's, else the root key's) becomes an
-// event (README "Verifying keys"): it is recorded or, when the bounded buffer is full, dropped
+// event (docs/keys.md, "Verifying keys"): it is recorded or, when the bounded buffer is full, dropped
 // and counted, so `recorded + dropped` = such verifications, and what is recorded is written
 // once, whole, with its outcome, key, tags and spent credits. One that resolves to none (an
 // unknown key and no root key) is only counted, in latchkey_verifications_unattributed_total.
