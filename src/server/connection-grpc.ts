@@ -5,6 +5,7 @@ import {
   type ConnectionLimits,
   capConnections,
   H2_MAX_SESSION_MEMORY_MB,
+  listenOn,
 } from "./connection-limits.js";
 import { PendingConnections, Sweep, sweepIntervalMs } from "./connection-sweep.js";
 import { Inflight } from "./inflight.js";
@@ -116,16 +117,10 @@ export function grpcConnections(
       injector.injectConnection(socket);
     });
     capConnections(tcp, limits, counters);
-    await new Promise<void>((resolve, reject) => {
-      tcp.once("error", reject);
-      tcp.listen(port, host, () => {
-        tcp.off("error", reject);
-        resolve();
-      });
-    });
+    const boundPort = await listenOn(tcp, port, host);
     sweep.start();
     return {
-      port: (tcp.address() as net.AddressInfo).port,
+      port: boundPort,
       stopAccepting: () => new Promise<void>((resolve) => tcp.close(() => resolve())),
       destroy() {
         for (const socket of sockets) socket.destroy();

@@ -87,3 +87,14 @@ export function capConnections(
     socket.once("close", () => counters.open(-1));
   });
 }
+
+/** Starts `server` listening on `port` and `host`; resolves to the port bound (for port 0). */
+export function listenOn(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}

@@ -7,6 +7,7 @@ import {
   type ConnectionLimits,
   capConnections,
   h2ServerOptions,
+  listenOn,
 } from "./connection-limits.js";
 import { PendingConnections, Sweep, sweepIntervalMs } from "./connection-sweep.js";
 import { Inflight } from "./inflight.js";
@@ -149,18 +150,11 @@ export async function listen(
   });
   capConnections(server, limits, counters);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  const boundPort = await listenOn(server, port, host);
   sweep.start();
-  const address = server.address() as net.AddressInfo;
 
   return {
-    port: address.port,
+    port: boundPort,
     inflight: () => inflight.size,
     async drain(timeoutMs: number) {
       draining = true;
