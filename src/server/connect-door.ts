@@ -4,7 +4,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newId } from "../domain/ids.js";
 import { callValues, type Door } from "../services/call.js";
 import { answerUndecodable } from "./connect-undecodable.js";
-import { baseUrlOf, type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
+import { type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
 
 /** What the Connect door needs. */
 export interface ConnectDoorOptions {
@@ -52,7 +52,6 @@ export function createConnectDoor(opts: ConnectDoorOptions) {
       callValues({
         requestId: newId("req"),
         door: doorOf(req.headers["content-type"]),
-        baseUrl: baseUrlOf(req),
       }),
   });
   return (req: NodeRequest, res: NodeResponse): void => {

@@ -72,11 +72,9 @@ function decodeRequest(input: DescMessage, buf: Buffer): Message {
 
 /** What the door knows of a call of `path` before invoking it: its state and its init. */
 function callOf(path: string, metadata: grpc.Metadata): { state: Call; init: CallInit } {
-  const authority = metadata.get(":authority")[0] ?? "localhost";
   const state: Call = {
     requestId: newId("req"),
     door: "grpc",
-    baseUrl: `http://${String(authority)}`,
   };
   const init = {
     protocolName: "grpc",

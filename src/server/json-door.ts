@@ -13,7 +13,6 @@ import { acceptBareArray, decodeObject, encodeMessage } from "./json-codec.js";
 import { LiteHeaders } from "./lite-headers.js";
 import {
   BodyTooLargeError,
-  baseUrlOf,
   type NodeRequest,
   type NodeResponse,
   readBody,
@@ -90,7 +89,7 @@ export function createJsonDoor(opts: JsonDoorOptions) {
     const url = req.url ?? "/";
     const query = url.indexOf("?");
     const path = query < 0 ? url : url.slice(0, query);
-    const call: Call = { requestId: newId("req"), door: "json", baseUrl: baseUrlOf(req) };
+    const call: Call = { requestId: newId("req"), door: "json" };
     const route = routes.get(path);
     const procedure = route ? route.procedure : "unknown";
     try {

@@ -6,13 +6,6 @@ export type NodeRequest = IncomingMessage | Http2ServerRequest;
 /** A response of either server. */
 export type NodeResponse = ServerResponse | Http2ServerResponse;
 
-/** The base URL the caller used to reach this server, e.g. `http://localhost:8080`. */
-export function baseUrlOf(req: NodeRequest): string {
-  const host = req.headers[":authority"] ?? req.headers.host ?? "localhost";
-  const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
-  return `${proto}://${String(host)}`;
-}
-
 /** Thrown by readBody when the body exceeds its limit. */
 export class BodyTooLargeError extends Error {
   override name = "BodyTooLargeError";

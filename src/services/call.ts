@@ -20,8 +20,6 @@ export interface Principal {
 export interface Call {
   requestId: string;
   door: Door;
-  /** Base URL of this server as the caller reached it, for error `type` links. */
-  baseUrl: string;
   principal?: Principal;
   /** Problems the /v2 door found while decoding the body; reported after authentication. */
   decodeViolations?: Violation[];
