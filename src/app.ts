@@ -31,6 +31,7 @@ import { createPages } from "./server/pages.js";
 import { createRouter } from "./server/router.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
+import { WorkspaceSlots } from "./services/workspace-slots.js";
 import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
 import { migrate } from "./storage/migrate.js";
@@ -137,6 +138,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
       credits: new CreditSpender(db, clock),
       events,
       analyticsSchema: await analyticsSchema(db),
+      slots: {
+        analytics: new WorkspaceSlots(config.analyticsMaxConcurrentPerWorkspace),
+        migrateKeys: new WorkspaceSlots(config.migrateKeysMaxConcurrentPerWorkspace),
+      },
     };
     const boot = await bootstrap({ ...deps, keyHashing: config.keyHashing }, config.rootKey, log);
     deps.environmentRootKey = boot.environmentRootKey;

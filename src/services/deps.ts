@@ -9,6 +9,7 @@ import type { Limiter } from "../ratelimit/limiter.js";
 import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
 import type { EnvironmentRootKey } from "./auth.js";
+import type { ServerSlots } from "./workspace-slots.js";
 
 /** What every procedure may use: one instance per server. */
 export interface Deps {
@@ -26,6 +27,8 @@ export interface Deps {
   events: EventBuffer;
   /** The quoted schema of Latchkey's tables, for analytics statements. */
   analyticsSchema: string;
+  /** What each workspace may run at once on this node, per kind of heavy request. */
+  slots: ServerSlots;
   /** The environment's ROOT_KEY, in memory only (set at start-up); undefined without one. */
   environmentRootKey?: EnvironmentRootKey;
 }

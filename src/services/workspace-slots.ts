@@ -26,29 +26,10 @@ export class WorkspaceSlots {
       else this.#running.set(workspaceId, left);
     };
   }
-
-  /** Queries of this workspace running now. */
-  running(workspaceId: string): number {
-    return this.#running.get(workspaceId) ?? 0;
-  }
 }
 
-const byServer = new WeakMap<object, Map<string, WorkspaceSlots>>();
-
-/**
- * The slots of one kind of request (`kind`) of one server (`server`, its Deps), made with
- * `perWorkspace` on first use.
- */
-export function slotsOf(server: object, kind: string, perWorkspace: number): WorkspaceSlots {
-  let kinds = byServer.get(server);
-  if (!kinds) {
-    kinds = new Map();
-    byServer.set(server, kinds);
-  }
-  let slots = kinds.get(kind);
-  if (!slots) {
-    slots = new WorkspaceSlots(perWorkspace);
-    kinds.set(kind, slots);
-  }
-  return slots;
+/** The per-workspace caps of one server, one per kind of heavy request. */
+export interface ServerSlots {
+  analytics: WorkspaceSlots;
+  migrateKeys: WorkspaceSlots;
 }

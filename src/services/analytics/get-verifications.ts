@@ -13,7 +13,6 @@ import { errorCode } from "../../storage/db.js";
 import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { slotsOf } from "../workspace-slots.js";
 
 /** Largest JSON result a query may return. */
 const MAX_RESULT_BYTES = 10 * 1024 * 1024;
@@ -42,7 +41,7 @@ export async function getVerifications(
   if (apiIds?.length === 0) throw errors.insufficientPermissions("api.*.read_analytics");
   const { analyticsMaxRows: maxRows, analyticsTimeoutMs: timeoutMs } = deps.config;
   const cap = deps.config.analyticsMaxConcurrentPerWorkspace;
-  const release = slotsOf(deps, "analytics", cap).take(principal.workspaceId);
+  const release = deps.slots.analytics.take(principal.workspaceId);
   if (!release) throw tooManyQueries(cap);
   let texts: (string | null)[];
   try {

@@ -17,7 +17,6 @@ import { storedMeta } from "../identities/view.js";
 import { mutate } from "../mutation.js";
 import { ensurePermissions } from "../permissions/slugs.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
-import { slotsOf } from "../workspace-slots.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { distinct } from "./find-key.js";
 import { resolveRoles } from "./grants.js";
@@ -54,7 +53,7 @@ export async function migrateKeys(
   // transaction): a workspace runs a few at once at most, so that one tenant's migration
   // cannot take every connection and the database's CPU from the others.
   const cap = deps.config.migrateKeysMaxConcurrentPerWorkspace;
-  const release = slotsOf(deps, "migrateKeys", cap).take(workspaceId);
+  const release = deps.slots.migrateKeys.take(workspaceId);
   if (!release) throw migrationsBusy(cap);
   try {
     return { data: await migrate(deps, ctx, req, workspaceId, api.id, hashes) };
