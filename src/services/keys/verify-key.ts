@@ -23,8 +23,8 @@ type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
 /**
  * Verifies a key: a fixed sequence of checks, the first failure wins (not found, disabled,
  * expired, permissions, rate limits, credits). Outcomes are answers with HTTP 200; only a bad
- * request (400), a bad root key (401/403), an unknown requested rate limit (412) and an unreachable database
- * (503) are errors. A refused verification spends neither tokens nor credits.
+ * request (400), a bad root key (401/403), an unknown requested rate limit (412) and an
+ * unreachable database (503) are errors. A refused verification spends neither tokens nor credits.
  */
 export async function verifyKey(
   deps: Deps,
