@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -28,9 +28,11 @@ function migrationsHash(): string {
 /**
  * Migrates a database once per run and per engine, so each test file starts from a
  * copy instead of migrating: a PGlite dump loaded per file, a PostgreSQL template database.
+ * Both are named for this run alone (two runs on one machine must not drop each other's
+ * template) and removed when the run ends.
  */
-export default async function setup(project: TestProject): Promise<void> {
-  const hash = migrationsHash();
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const hash = `${migrationsHash()}_${process.pid}`;
   const engine = project.config.env?.TEST_ENGINE ?? "pglite";
   if (engine === "pglite") {
     const dir = join(tmpdir(), "latchkey-test");
@@ -42,7 +44,7 @@ export default async function setup(project: TestProject): Promise<void> {
     await db.close();
     project.provide("pgliteDumpPath", path);
     project.provide("postgresTemplate", "");
-    return;
+    return async () => rmSync(path, { force: true });
   }
   if (!postgresUrl) throw new Error("TEST_DATABASE_URL is required for the postgres project");
   const template = `latchkey_tpl_${hash}`;
@@ -55,4 +57,12 @@ export default async function setup(project: TestProject): Promise<void> {
   await db.close();
   project.provide("pgliteDumpPath", "");
   project.provide("postgresTemplate", template);
+  return async () => {
+    const a = openPostgres({ url: postgresUrl as string, max: 1 });
+    try {
+      await a.exec(`drop database if exists ${template} with (force)`);
+    } finally {
+      await a.close();
+    }
+  };
 }
