@@ -35,17 +35,50 @@ export const procedures = {
     permission: ["api.{apiId}.read_key", "api.{apiId}.read_api"],
   },
 
-  "keys.createKey": { auth: "required", permission: "api.{apiId}.create_key" },
+  // Key procedures: every field that grants roles or permissions, takes them away, or creates a
+  // missing permission or identity needs the grant the dedicated procedure needs for it, so an
+  // API's create_key or update_key alone cannot hand out the workspace's roles. The procedure
+  // names the cases from the request's shape (src/services/keys/grant-cases.ts).
+  "keys.createKey": {
+    auth: "required",
+    permission: "api.{apiId}.create_key",
+    when: {
+      addRoles: "rbac.*.add_role_to_key",
+      addPermissions: "rbac.*.add_permission_to_key",
+      createPermissions: "rbac.*.create_permission",
+      createIdentity: "identity.*.create_identity",
+    },
+  },
   // Optional: without a root key a key verifies in its own workspace (VERIFY_REQUIRES_ROOT_KEY
   // turns that off). A root key without this permission gets NOT_FOUND, not 403.
   "keys.verifyKey": { auth: "optional", permission: "api.{apiId}.verify_key" },
   "keys.getKey": { auth: "required", permission: "api.{apiId}.read_key" },
   "keys.whoami": { auth: "required", permission: "api.{apiId}.read_key" },
-  "keys.updateKey": { auth: "required", permission: "api.{apiId}.update_key" },
+  "keys.updateKey": {
+    auth: "required",
+    permission: "api.{apiId}.update_key",
+    when: {
+      addRoles: "rbac.*.add_role_to_key",
+      addPermissions: "rbac.*.add_permission_to_key",
+      removeRoles: "rbac.*.remove_role_from_key",
+      removePermissions: "rbac.*.remove_permission_from_key",
+      createPermissions: "rbac.*.create_permission",
+      createIdentity: "identity.*.create_identity",
+    },
+  },
   "keys.updateCredits": { auth: "required", permission: "api.{apiId}.update_key" },
   "keys.deleteKey": { auth: "required", permission: "api.{apiId}.delete_key" },
   "keys.rerollKey": { auth: "required", permission: "api.{apiId}.create_key" },
-  "keys.migrateKeys": { auth: "required", permission: "api.{apiId}.create_key" },
+  "keys.migrateKeys": {
+    auth: "required",
+    permission: "api.{apiId}.create_key",
+    when: {
+      addRoles: "rbac.*.add_role_to_key",
+      addPermissions: "rbac.*.add_permission_to_key",
+      createPermissions: "rbac.*.create_permission",
+      createIdentity: "identity.*.create_identity",
+    },
+  },
   "keys.addPermissions": {
     auth: "required",
     permission: ["api.{apiId}.update_key", "rbac.*.add_permission_to_key"],
@@ -95,8 +128,14 @@ export const procedures = {
     auth: "required",
     permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key"],
   },
-  "keys.removeRoles": { auth: "required", permission: "api.{apiId}.update_key" },
-  "keys.setRoles": { auth: "required", permission: "api.{apiId}.update_key" },
+  "keys.removeRoles": {
+    auth: "required",
+    permission: ["api.{apiId}.update_key", "rbac.*.remove_role_from_key"],
+  },
+  "keys.setRoles": {
+    auth: "required",
+    permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key", "rbac.*.remove_role_from_key"],
+  },
 
   "identities.createIdentity": { auth: "required", permission: "identity.*.create_identity" },
   "identities.getIdentity": { auth: "required", permission: "identity.{identityId}.read_identity" },

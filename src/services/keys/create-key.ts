@@ -7,6 +7,7 @@ import type {
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
+import type { KeyRow } from "../../storage/queries/keys.js";
 import { findApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -16,6 +17,7 @@ import { mutate } from "../mutation.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { distinct, RECOVERABLE_UNSUPPORTED } from "./find-key.js";
+import { beforeCreating, grantCases } from "./grant-cases.js";
 import { resolveRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";
 import { insertNewKey } from "./insert-key.js";
@@ -26,6 +28,9 @@ const DEFAULT_BYTE_LENGTH = 16;
  * Issues a key for an API with every setting a key has. The secret is generated from the
  * CSPRNG, returned once, and stored only as its SHA-256 and displayable start. Roles must
  * exist (404 otherwise, nothing written); missing permissions and identities are created.
+ * Beyond api.<apiId>.create_key, roles need rbac.*.add_role_to_key, permissions
+ * rbac.*.add_permission_to_key, creating a permission rbac.*.create_permission and creating
+ * an identity identity.*.create_identity (403 before anything is written).
  */
 export async function createKey(
   deps: Deps,
@@ -35,43 +40,75 @@ export async function createKey(
   checkCredits(req.credits, "/credits");
   const { workspaceId } = principalOf(ctx);
   const api = await findApi(deps, workspaceId, req.apiId);
-  authorize(ctx, { apiId: api.id });
+  const vars = { apiId: api.id };
+  await authorizeCreate(deps, ctx, req, vars);
   if (req.recoverable) throw errors.preconditionFailed(RECOVERABLE_UNSUPPORTED);
   const secret = generateKey(req.prefix, req.byteLength ?? DEFAULT_BYTE_LENGTH);
   const id = newId("key");
   await mutate(deps, ctx, async (tx, change) => {
     const roles = await resolveRoles(tx, workspaceId, distinct(req.roles));
-    const identityId =
-      req.externalId === undefined
-        ? null
-        : await identityForExternalId(tx, change, workspaceId, req.externalId);
-    const row = {
-      id,
+    const identityId = await identityForExternalId(
+      tx,
+      change,
       workspaceId,
-      apiId: api.id,
-      hash: deps.config.keyHashing.stored(secret),
-      start: keyStart(secret, req.prefix),
-      prefix: req.prefix ?? null,
-      byteLength: req.byteLength ?? DEFAULT_BYTE_LENGTH,
-      name: req.name ?? null,
-      identityId,
-      meta: storedMeta(req.meta),
-      expiresAt: req.expires === undefined ? null : Number(req.expires),
-      enabled: req.enabled ?? true,
-      ...creditState(req.credits, change.now),
-      creditsKeyId: null,
-      migrationId: null,
-      createdAt: change.now,
-      updatedAt: null,
-    };
+      req.externalId,
+      beforeCreating(ctx, vars, "createIdentity"),
+    );
+    const ids = { id, workspaceId, apiId: api.id, identityId };
+    const row = keyRow(deps, req, ids, secret, change.now);
     const ratelimits = lastPerName(settingsFromRequest(req.ratelimits));
     const permissions = distinct(req.permissions);
+    const beforeCreatingPermissions = beforeCreating(ctx, vars, "createPermissions");
     await insertNewKey(
       tx,
       change,
-      { row, ratelimits, permissions, roles },
+      { row, ratelimits, permissions, roles, beforeCreatingPermissions },
       `Created key ${id} in API ${api.id}.`,
     );
   });
   return { data: { keyId: id, key: secret } };
+}
+
+/**
+ * Checks create_key and the grants what the request attaches needs (its roles, permissions and
+ * externalId), from the request alone: a 403 comes before anything is written.
+ */
+async function authorizeCreate(
+  deps: Deps,
+  ctx: HandlerContext,
+  req: CreateKeyRequest,
+  vars: { apiId: string },
+): Promise<void> {
+  const cases = await grantCases(deps.db, principalOf(ctx).workspaceId, {
+    roles: { names: req.roles, replace: false },
+    permissions: { names: distinct(req.permissions), replace: false },
+    externalIds: req.externalId === undefined ? [] : [req.externalId],
+  });
+  authorize(ctx, vars, cases);
+}
+
+/** The stored row of the key a request creates. */
+function keyRow(
+  deps: Deps,
+  req: CreateKeyRequest,
+  ids: Pick<KeyRow, "id" | "workspaceId" | "apiId" | "identityId">,
+  secret: string,
+  now: number,
+): KeyRow {
+  return {
+    ...ids,
+    hash: deps.config.keyHashing.stored(secret),
+    start: keyStart(secret, req.prefix),
+    prefix: req.prefix ?? null,
+    byteLength: req.byteLength ?? DEFAULT_BYTE_LENGTH,
+    name: req.name ?? null,
+    meta: storedMeta(req.meta),
+    expiresAt: req.expires === undefined ? null : Number(req.expires),
+    enabled: req.enabled ?? true,
+    ...creditState(req.credits, now),
+    creditsKeyId: null,
+    migrationId: null,
+    createdAt: now,
+    updatedAt: null,
+  };
 }

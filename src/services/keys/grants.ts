@@ -97,14 +97,18 @@ export async function changeKeyPermissions(
   return keyDirectPermissions(tx, key.keyId);
 }
 
-/** Replaces the direct permissions of a key by these slugs (missing permissions are created). */
+/**
+ * Replaces the direct permissions of a key by these slugs (missing permissions are created,
+ * after `beforeCreate`, which may refuse it).
+ */
 export async function setKeyPermissions(
   tx: Queryable,
   change: Change,
   key: KeyRef,
   slugs: readonly string[],
+  beforeCreate?: () => void,
 ): Promise<PermissionRow[]> {
-  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs);
+  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs, beforeCreate);
   const wanted = new Set(desired.map((p) => p.id));
   const current = await keyDirectPermissions(tx, key.keyId);
   return changeKeyPermissions(

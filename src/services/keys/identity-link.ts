@@ -10,16 +10,20 @@ import type { Change } from "../mutation.js";
 /**
  * The id of the live identity with this externalId, created (and audited) when there is
  * none; concurrent callers converge on one identity. An externalId that belonged to a
- * deleted identity stays reserved: 409.
+ * deleted identity stays reserved: 409. `beforeCreate` runs before an identity is created,
+ * and may throw to refuse it. Without an externalId, null.
  */
 export async function identityForExternalId(
   tx: Queryable,
   change: Change,
   workspaceId: string,
-  externalId: string,
-): Promise<string> {
+  externalId: string | undefined,
+  beforeCreate?: () => void,
+): Promise<string | null> {
+  if (externalId === undefined) return null;
   let identity = await identityFindAnyByExternalId(tx, workspaceId, externalId);
   if (!identity) {
+    beforeCreate?.();
     const id = newId("id");
     const row = {
       id,

@@ -16,6 +16,8 @@ export interface NewKey {
   /** Slugs of its direct permissions (missing ones are created), or the permissions themselves. */
   permissions: readonly string[] | { rows: readonly PermissionRow[] };
   roles: readonly RoleRow[];
+  /** Runs before a missing permission is created, and may throw to refuse it. */
+  beforeCreatingPermissions?: () => void;
 }
 
 /**
@@ -36,7 +38,13 @@ export async function insertKey(
   const permissions =
     "rows" in k.permissions
       ? k.permissions.rows
-      : await ensurePermissions(tx, change, ref.workspaceId, k.permissions);
+      : await ensurePermissions(
+          tx,
+          change,
+          ref.workspaceId,
+          k.permissions,
+          k.beforeCreatingPermissions,
+        );
   await grantToNewKey(tx, change, ref, permissions, k.roles);
   change.invalidate({
     kind: "key",

@@ -17,6 +17,7 @@ import { mutate } from "../mutation.js";
 import { ensurePermissions, missingSlugs } from "../permissions/slugs.js";
 import { toPermissionMessage } from "../permissions/view.js";
 import { distinct, findKey } from "./find-key.js";
+import { beforeCreating } from "./grant-cases.js";
 import { changeKeyPermissions, setKeyPermissions } from "./grants.js";
 
 type PermissionsChange = "add" | "remove" | "set";
@@ -32,18 +33,20 @@ async function changePermissions(
   const { workspaceId } = principalOf(ctx);
   const found = await findKey(deps.db, workspaceId, keyId);
   const missing = kind === "remove" ? [] : await missingSlugs(deps.db, workspaceId, slugs);
-  authorize(ctx, { apiId: found.apiId }, missing.length > 0 ? ["createPermissions"] : []);
+  const vars = { apiId: found.apiId };
+  authorize(ctx, vars, missing.length > 0 ? ["createPermissions"] : []);
+  const creating = beforeCreating(ctx, vars, "createPermissions");
   const final = await mutate(deps, ctx, async (tx, change) => {
     const key = await findKey(tx, workspaceId, keyId, true);
     const ref = { workspaceId, keyId: key.id };
     let result: PermissionRow[];
-    if (kind === "set") result = await setKeyPermissions(tx, change, ref, slugs);
+    if (kind === "set") result = await setKeyPermissions(tx, change, ref, slugs, creating);
     else if (kind === "add") {
       result = await changeKeyPermissions(
         tx,
         change,
         ref,
-        await ensurePermissions(tx, change, workspaceId, slugs),
+        await ensurePermissions(tx, change, workspaceId, slugs, creating),
         [],
       );
     } else {

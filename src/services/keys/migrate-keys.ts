@@ -8,7 +8,7 @@ import { newId } from "../../domain/ids.js";
 import { normalizeKeyHash } from "../../domain/key-material.js";
 import { catalog } from "../../errors/catalog.js";
 import { errors, ServiceError, type Violation } from "../../errors/service-error.js";
-import { keysExistingHashes } from "../../storage/queries/keys.js";
+import { type KeyRow, keysExistingHashes } from "../../storage/queries/keys.js";
 import { findApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -19,6 +19,7 @@ import { ensurePermissions } from "../permissions/slugs.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { distinct } from "./find-key.js";
+import { beforeCreating, grantCases } from "./grant-cases.js";
 import { resolveRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";
 import { insertKey } from "./insert-key.js";
@@ -27,7 +28,10 @@ import { insertKey } from "./insert-key.js";
  * Imports up to 100 keys of another system by the SHA-256 of their secret (base64 or hex):
  * they verify at once. A hash that exists already (on any key, deleted ones too) or twice
  * in the request is reported in `failed` and skipped. Unknown roles are 404 and nothing is
- * written; missing identities and permissions are created.
+ * written; missing identities and permissions are created. Beyond api.<apiId>.create_key,
+ * any key with roles needs rbac.*.add_role_to_key, with permissions
+ * rbac.*.add_permission_to_key, creating a permission rbac.*.create_permission and an
+ * identity identity.*.create_identity: decided from the request before anything is written.
  */
 export async function migrateKeys(
   deps: Deps,
@@ -48,7 +52,12 @@ export async function migrateKeys(
   for (const [i, k] of req.keys.entries()) checkCredits(k.credits, `/keys/${i}/credits`);
   const { workspaceId } = principalOf(ctx);
   const api = await findApi(deps, workspaceId, req.apiId);
-  authorize(ctx, { apiId: api.id });
+  const cases = await grantCases(deps.db, workspaceId, {
+    roles: { names: req.keys.flatMap((k) => k.roles), replace: false },
+    permissions: { names: distinct(req.keys.flatMap((k) => k.permissions)), replace: false },
+    externalIds: distinct(req.keys.flatMap((k) => k.externalId ?? [])),
+  });
+  authorize(ctx, { apiId: api.id }, cases);
   // The heaviest write there is (up to 110,000 grants and as many audit records in one
   // transaction): a workspace runs a few at once at most, so that one tenant's migration
   // cannot take every connection and the database's CPU from the others.
@@ -82,9 +91,11 @@ function migrate(
     const roles = await resolveRoles(tx, workspaceId, distinct(req.keys.flatMap((k) => k.roles)));
     // Every key's permissions resolved (and created) at once, not key by key.
     const slugs = distinct(req.keys.flatMap((k) => k.permissions));
+    const created = beforeCreating(ctx, { apiId }, "createPermissions");
     const bySlug = new Map(
-      (await ensurePermissions(tx, change, workspaceId, slugs)).map((p) => [p.slug, p]),
+      (await ensurePermissions(tx, change, workspaceId, slugs, created)).map((p) => [p.slug, p]),
     );
+    const beforeCreatingIdentity = beforeCreating(ctx, { apiId }, "createIdentity");
     const taken = new Set(await keysExistingHashes(tx, hashes));
     const migrated: { hash: string; keyId: string }[] = [];
     const failed: string[] = [];
@@ -96,28 +107,15 @@ function migrate(
       }
       taken.add(hash);
       const id = newId("key");
-      const row = {
-        id,
+      const identityId = await identityForExternalId(
+        tx,
+        change,
         workspaceId,
-        apiId,
-        hash,
-        start: "",
-        prefix: null,
-        byteLength: null,
-        name: k.name ?? null,
-        identityId:
-          k.externalId === undefined
-            ? null
-            : await identityForExternalId(tx, change, workspaceId, k.externalId),
-        meta: storedMeta(k.meta),
-        expiresAt: k.expires === undefined ? null : Number(k.expires),
-        enabled: k.enabled ?? true,
-        ...creditState(k.credits, change.now),
-        creditsKeyId: null,
-        migrationId: req.migrationId,
-        createdAt: change.now,
-        updatedAt: null,
-      };
+        k.externalId,
+        beforeCreatingIdentity,
+      );
+      const ids = { id, workspaceId, apiId, hash, identityId };
+      const row = migratedRow(k, ids, req.migrationId, change.now);
       const keyRoles = roles.filter((r) => k.roles.includes(r.name));
       const inserted = await insertKey(
         tx,
@@ -135,4 +133,28 @@ function migrate(
     }
     return { migrated, failed };
   });
+}
+
+/** The stored row of one migrated key. */
+function migratedRow(
+  k: MigrateKeysRequest["keys"][number],
+  ids: Pick<KeyRow, "id" | "workspaceId" | "apiId" | "hash" | "identityId">,
+  migrationId: string,
+  now: number,
+): KeyRow {
+  return {
+    ...ids,
+    start: "",
+    prefix: null,
+    byteLength: null,
+    name: k.name ?? null,
+    meta: storedMeta(k.meta),
+    expiresAt: k.expires === undefined ? null : Number(k.expires),
+    enabled: k.enabled ?? true,
+    ...creditState(k.credits, now),
+    creditsKeyId: null,
+    migrationId,
+    createdAt: now,
+    updatedAt: null,
+  };
 }

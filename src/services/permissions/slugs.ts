@@ -25,15 +25,18 @@ export async function missingSlugs(
 /**
  * The permissions with these slugs, creating (and auditing) the ones that do not exist;
  * concurrent callers creating the same slug converge on one row. Sorted by slug.
+ * `beforeCreate` runs when some must be created, and may throw to refuse it.
  */
 export async function ensurePermissions(
   tx: Queryable,
   change: Change,
   workspaceId: string,
   slugs: readonly string[],
+  beforeCreate?: () => void,
 ): Promise<PermissionRow[]> {
   if (slugs.length === 0) return [];
   const missing = await missingSlugs(tx, workspaceId, slugs);
+  if (missing.length > 0) beforeCreate?.();
   const created = await permissionsCreateMissing(
     tx,
     workspaceId,

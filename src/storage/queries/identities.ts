@@ -143,6 +143,23 @@ export async function identityFindAnyByExternalId(
   return rows[0];
 }
 
+/** Which of these externalIds an identity of the workspace holds, deleted or not. */
+export async function identityExternalIdsTaken(
+  q: Queryable,
+  workspaceId: string,
+  externalIds: readonly string[],
+): Promise<string[]> {
+  if (externalIds.length === 0) return [];
+  const rows = await q.query<{ externalId: string }>(
+    `select external_id as "externalId"
+     from identities
+     where workspace_id = $1
+       and external_id = any($2::text[])`,
+    [workspaceId, externalIds],
+  );
+  return rows.map((r) => r.externalId);
+}
+
 /** Inserts an identity unless its externalId is taken; returns whether it was inserted. */
 export async function identityInsertIfAbsent(q: Queryable, row: IdentityRow): Promise<boolean> {
   const rows = await q.query(

@@ -1,0 +1,73 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Queryable } from "../../storage/db.js";
+import { identityExternalIdsTaken } from "../../storage/queries/identities.js";
+import { authorize } from "../auth.js";
+import { missingSlugs } from "../permissions/slugs.js";
+
+/** Role names or permission slugs of a request, and whether they replace what the key holds. */
+export interface GrantList {
+  names: readonly string[];
+  /** True for a list that replaces the key's (it may take away whatever the key holds). */
+  replace: boolean;
+}
+
+/** What a key request names that grants, takes away or creates something. */
+export interface GrantRequest {
+  roles?: GrantList | undefined;
+  permissions?: GrantList | undefined;
+  /** ExternalIds the request links keys to; one no identity holds creates an identity. */
+  externalIds?: readonly string[] | undefined;
+}
+
+/** The permission cases of the key procedures in the procedures table. */
+export type GrantCase =
+  | "addRoles"
+  | "removeRoles"
+  | "addPermissions"
+  | "removePermissions"
+  | "createPermissions"
+  | "createIdentity";
+
+/**
+ * The permission cases a key request needs beyond its procedure's own permission, decided
+ * before anything is written, from what the request names: a non-empty list grants (add);
+ * a replacing list needs both add and remove, whatever it holds, since what it takes away
+ * depends on the key and not on the request; a slug no permission has needs
+ * createPermissions, an externalId no identity has (live or deleted) createIdentity.
+ */
+export async function grantCases(
+  q: Queryable,
+  workspaceId: string,
+  req: GrantRequest,
+): Promise<GrantCase[]> {
+  const { roles, permissions } = req;
+  const cases: GrantCase[] = [];
+  if (roles && (roles.replace || roles.names.length > 0)) cases.push("addRoles");
+  if (roles?.replace) cases.push("removeRoles");
+  if (permissions && (permissions.replace || permissions.names.length > 0)) {
+    cases.push("addPermissions");
+  }
+  if (permissions?.replace) cases.push("removePermissions");
+  if (permissions && (await missingSlugs(q, workspaceId, permissions.names)).length > 0) {
+    cases.push("createPermissions");
+  }
+  const externalIds = req.externalIds ?? [];
+  if (externalIds.length > 0) {
+    const taken = new Set(await identityExternalIdsTaken(q, workspaceId, externalIds));
+    if (externalIds.some((e) => !taken.has(e))) cases.push("createIdentity");
+  }
+  return cases;
+}
+
+/**
+ * A check to run just before creating a permission or an identity inside the transaction:
+ * what the request names may have been deleted since `grantCases` looked, and the 403 then
+ * rolls the transaction back, so a caller without the grant never creates one.
+ */
+export function beforeCreating(
+  ctx: HandlerContext,
+  vars: Readonly<Record<string, string>>,
+  creates: "createPermissions" | "createIdentity",
+): () => void {
+  return () => authorize(ctx, vars, [creates]);
+}
