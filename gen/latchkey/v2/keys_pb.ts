@@ -175,7 +175,8 @@ export type CreateKeyRequest = Message<"latchkey.v2.CreateKeyRequest"> & {
   byteLength?: number | undefined;
 
   /**
-   * Links the key to the identity with this externalId, creating the identity if missing.
+   * Links the key to the identity with this externalId, creating the identity if missing
+   * (which needs identity.*.create_identity).
    *
    * @generated from field: optional string external_id = 5;
    */
@@ -189,14 +190,16 @@ export type CreateKeyRequest = Message<"latchkey.v2.CreateKeyRequest"> & {
   meta?: JsonObject | undefined;
 
   /**
-   * Role names (at most 100; each must exist; duplicates are ignored).
+   * Role names (at most 100; each must exist; duplicates are ignored). Needs
+   * rbac.*.add_role_to_key when not empty.
    *
    * @generated from field: repeated string roles = 7;
    */
   roles: string[];
 
   /**
-   * Permission slugs (at most 1000; missing ones are created; duplicates are ignored).
+   * Permission slugs (at most 1000; missing ones are created; duplicates are ignored). Needs
+   * rbac.*.add_permission_to_key when not empty, and rbac.*.create_permission to create one.
    *
    * @generated from field: repeated string permissions = 8;
    */
@@ -429,7 +432,8 @@ export type UpdateKeyRequest = Message<"latchkey.v2.UpdateKeyRequest"> & {
   name?: string | undefined;
 
   /**
-   * Links the key to the identity with this externalId (created if missing); null unlinks it.
+   * Links the key to the identity with this externalId (created if missing, which needs
+   * identity.*.create_identity); null unlinks it.
    *
    * @generated from field: optional string external_id = 3;
    */
@@ -471,14 +475,17 @@ export type UpdateKeyRequest = Message<"latchkey.v2.UpdateKeyRequest"> & {
   enabled?: boolean | undefined;
 
   /**
-   * New roles, replacing the old (each must exist); null or [] removes all.
+   * New roles, replacing the old (each must exist); null or [] removes all. Needs
+   * rbac.*.add_role_to_key and rbac.*.remove_role_from_key, whatever the list.
    *
    * @generated from field: repeated string roles = 9;
    */
   roles: string[];
 
   /**
-   * New direct permissions, replacing the old (missing ones are created); null or [] removes all.
+   * New direct permissions, replacing the old (missing ones are created); null or [] removes
+   * all. Needs rbac.*.add_permission_to_key and rbac.*.remove_permission_from_key, whatever
+   * the list, and rbac.*.create_permission to create one.
    *
    * @generated from field: repeated string permissions = 10;
    */
@@ -781,7 +788,8 @@ export type MigrateKey = Message<"latchkey.v2.MigrateKey"> & {
   name?: string | undefined;
 
   /**
-   * Links the key to the identity with this externalId, creating the identity if missing.
+   * Links the key to the identity with this externalId, creating the identity if missing
+   * (which needs identity.*.create_identity).
    *
    * @generated from field: optional string external_id = 3;
    */
@@ -795,14 +803,15 @@ export type MigrateKey = Message<"latchkey.v2.MigrateKey"> & {
   meta?: JsonObject | undefined;
 
   /**
-   * Role names (each must exist).
+   * Role names (each must exist). Needs rbac.*.add_role_to_key when not empty.
    *
    * @generated from field: repeated string roles = 5;
    */
   roles: string[];
 
   /**
-   * Permission slugs (missing ones are created).
+   * Permission slugs (missing ones are created). Needs rbac.*.add_permission_to_key when not
+   * empty, and rbac.*.create_permission to create one.
    *
    * @generated from field: repeated string permissions = 6;
    */
@@ -1743,7 +1752,11 @@ export const VerifyKeyCodeSchema: GenEnum<VerifyKeyCode> = /*@__PURE__*/
  */
 export const KeysService: GenService<{
   /**
-   * CreateKey issues a key for an API. Permission: api.<apiId>.create_key.
+   * CreateKey issues a key for an API. Permission: api.<apiId>.create_key, plus
+   * rbac.*.add_role_to_key when roles is not empty, rbac.*.add_permission_to_key when
+   * permissions is not empty, rbac.*.create_permission when a permission must be created and
+   * identity.*.create_identity when no identity has the externalId (linking an existing one
+   * needs nothing more).
    *
    * @generated from rpc latchkey.v2.KeysService.CreateKey
    */
@@ -1788,7 +1801,11 @@ export const KeysService: GenService<{
   /**
    * UpdateKey changes the settings of a key: an omitted field is left alone, null clears it,
    * a value sets it; lists and the credits object replace the whole setting.
-   * Permission: api.<apiId>.update_key.
+   * Permission: api.<apiId>.update_key, plus, when roles is changed (even to none),
+   * rbac.*.add_role_to_key and rbac.*.remove_role_from_key; when permissions is changed,
+   * rbac.*.add_permission_to_key and rbac.*.remove_permission_from_key, and
+   * rbac.*.create_permission when a permission must be created; identity.*.create_identity
+   * when no identity has the externalId.
    *
    * @generated from rpc latchkey.v2.KeysService.UpdateKey
    */
@@ -1833,7 +1850,10 @@ export const KeysService: GenService<{
   },
   /**
    * MigrateKeys imports keys from another system by the SHA-256 of their secret; they
-   * verify at once. Permission: api.<apiId>.create_key.
+   * verify at once. Permission: api.<apiId>.create_key, plus rbac.*.add_role_to_key when a
+   * key has roles, rbac.*.add_permission_to_key when a key has permissions,
+   * rbac.*.create_permission when a permission must be created and identity.*.create_identity
+   * when no identity has a key's externalId.
    *
    * @generated from rpc latchkey.v2.KeysService.MigrateKeys
    */
@@ -1889,7 +1909,8 @@ export const KeysService: GenService<{
     output: typeof AddRolesResponseSchema;
   },
   /**
-   * RemoveRoles takes roles from a key; every role must exist. Permission: api.<apiId>.update_key.
+   * RemoveRoles takes roles from a key; every role must exist.
+   * Permission: api.<apiId>.update_key and rbac.*.remove_role_from_key.
    *
    * @generated from rpc latchkey.v2.KeysService.RemoveRoles
    */
@@ -1899,7 +1920,8 @@ export const KeysService: GenService<{
     output: typeof RemoveRolesResponseSchema;
   },
   /**
-   * SetRoles replaces the roles of a key; every role must exist. Permission: api.<apiId>.update_key.
+   * SetRoles replaces the roles of a key; every role must exist. Permission:
+   * api.<apiId>.update_key, rbac.*.add_role_to_key and rbac.*.remove_role_from_key.
    *
    * @generated from rpc latchkey.v2.KeysService.SetRoles
    */
