@@ -66,6 +66,22 @@ function parse(sql: string): ParsedQuery {
   }
 }
 
+/**
+ * The fields of PostgreSQL's parse tree that hold byte offsets into the text parsed: the
+ * same query parsed alone and inside the wrapping statement differs only in these. Every
+ * node has `location`; an IN list and an ARRAY[...] also record where their list starts and
+ * ends. A position field missing here makes every query using that node fail the wrapping
+ * check (refused, never let through).
+ */
+const POSITION_FIELDS: ReadonlySet<string> = new Set([
+  "location",
+  "list_start",
+  "list_end",
+  "rexpr_list_start",
+  "rexpr_list_end",
+  "name_location",
+]);
+
 function withoutPositions(tree: unknown): string {
-  return JSON.stringify(tree, (k, v) => (k === "location" ? undefined : v));
+  return JSON.stringify(tree, (k, v) => (POSITION_FIELDS.has(k) ? undefined : v));
 }

@@ -43,3 +43,27 @@ export function rootPermissionsMayAllow(
     return extra === undefined && (r === resource || r === "*") && (a === action || a === "*");
   });
 }
+
+/**
+ * Which ids of `resource` the granted permissions allow `action` on: `"all"` when a grant
+ * covers every id (`identity.*.read_identity`, `identity.*.*`, `*.*.*`), else the ids that
+ * grants name (`identity.id_1.read_identity`, `*.id_1.*`), without repeats and in the order
+ * granted. An empty list: no grant allows the action on any id. An id is in the answer exactly
+ * when `rootPermissionsAllow(granted, "<resource>.<id>.<action>")` holds, so a list procedure
+ * can filter its query on these ids instead of checking each row it read.
+ */
+export function rootPermittedIds(
+  granted: readonly string[],
+  resource: string,
+  action: string,
+): "all" | string[] {
+  const ids = new Set<string>();
+  for (const g of granted) {
+    const [r, id, a, extra] = g.split(".");
+    if (extra !== undefined || id === undefined || a === undefined) continue;
+    if ((r !== resource && r !== "*") || (a !== action && a !== "*")) continue;
+    if (id === "*") return "all";
+    ids.add(id);
+  }
+  return [...ids];
+}

@@ -1,7 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
 import type { HandlerContext } from "@connectrpc/connect";
 import { hashKey } from "../domain/key-material.js";
-import { ALL_PERMISSIONS, rootPermissionsAllow } from "../domain/root-permissions.js";
+import {
+  ALL_PERMISSIONS,
+  rootPermissionsAllow,
+  rootPermittedIds,
+} from "../domain/root-permissions.js";
 import { errors } from "../errors/service-error.js";
 import {
   type RootKeyRow,
@@ -103,4 +107,24 @@ export function authorize(
       throw errors.insufficientPermissions(required);
     }
   }
+}
+
+/**
+ * For a list procedure whose permission in the procedures table names each row's id in
+ * its middle segment (`identity.{identityId}.read_identity`): the ids of the rows the caller
+ * may read, `"all"` when a grant covers every id. The procedure filters its query on these
+ * ids, so a page holds only readable rows and is full whenever more exist. A caller whose
+ * grants allow the action on no id at all gets 403 naming the wildcard form.
+ */
+export function authorizeRows(ctx: HandlerContext, placeholder: string): "all" | string[] {
+  const { name, procedure } = procedureOf(ctx.method);
+  const template = procedure.permission;
+  const [resource, id, action, extra] = typeof template === "string" ? template.split(".") : [];
+  if (id !== `{${placeholder}}` || resource === undefined || action === undefined || extra)
+    throw new TypeError(`${name} has no permission of the form resource.{${placeholder}}.action`);
+  const principal = callOf(ctx.values).principal;
+  const ids = principal ? rootPermittedIds(principal.permissions, resource, action) : [];
+  if (ids !== "all" && ids.length === 0)
+    throw errors.insufficientPermissions(`${resource}.*.${action}`);
+  return ids;
 }

@@ -120,8 +120,8 @@ export const procedures = {
     auth: "required",
     permission: "ratelimit.{namespaceId}.delete_override",
   },
-  // Checked by the procedure: api.*.read_analytics reads the workspace, per-API grants only
-  // those APIs' rows (src/domain/analytics/scope.ts).
+  // Checked per row: api.*.read_analytics reads the workspace, per-API grants only those
+  // APIs' rows (authorizeRows).
   "analytics.getVerifications": { auth: "required", permission: "api.{apiId}.read_analytics" },
   "analytics.listAuditLogs": { auth: "required", permission: "audit.*.read" },
   "keys.addRoles": {
@@ -139,7 +139,11 @@ export const procedures = {
 
   "identities.createIdentity": { auth: "required", permission: "identity.*.create_identity" },
   "identities.getIdentity": { auth: "required", permission: "identity.{identityId}.read_identity" },
-  "identities.listIdentities": { auth: "required", permission: "identity.*.read_identity" },
+  // Checked per row: the list holds only the identities the key may read (authorizeRows).
+  "identities.listIdentities": {
+    auth: "required",
+    permission: "identity.{identityId}.read_identity",
+  },
   "identities.updateIdentity": {
     auth: "required",
     permission: "identity.{identityId}.update_identity",

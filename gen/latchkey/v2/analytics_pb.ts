@@ -306,8 +306,11 @@ export const AnalyticsService: GenService<{
   /**
    * GetVerifications runs one read-only SELECT (PostgreSQL dialect) over the virtual tables
    * key_verifications_v1, key_verifications_per_{minute,hour,day,month}_v1 and ratelimits_v1,
-   * limited to the caller's workspace. Permission: api.*.read_analytics (whole workspace) or
-   * api.<apiId>.read_analytics (rows of those APIs only).
+   * limited to the caller's workspace. Allowed besides SELECT: WITH [RECURSIVE], sub-selects,
+   * UNION, joins, window functions, CASE, IN lists, ANY/ALL over ARRAY[...] or a sub-select,
+   * BETWEEN, LIKE, regular expressions, array operators, casts and a fixed list of functions;
+   * anything else is 400 naming what is not allowed. Permission: api.*.read_analytics (whole
+   * workspace) or api.<apiId>.read_analytics (rows of those APIs only).
    *
    * @generated from rpc latchkey.v2.AnalyticsService.GetVerifications
    */

@@ -360,7 +360,8 @@ export const ApisService: GenService<{
   },
   /**
    * ListKeys pages through the live keys of an API by id, optionally those of one identity.
-   * Permission: api.<apiId>.read_key and api.<apiId>.read_api.
+   * Permission: api.<apiId>.read_key and api.<apiId>.read_api on the API listed (per-API grants
+   * suffice; grants on other APIs do not).
    *
    * @generated from rpc latchkey.v2.ApisService.ListKeys
    */

@@ -453,7 +453,9 @@ export const IdentitiesService: GenService<{
   },
   /**
    * ListIdentities pages through the live identities of the workspace by id.
-   * Permission: identity.*.read_identity.
+   * Permission: identity.*.read_identity lists every identity; a root key with only
+   * identity.<identityId>.read_identity grants lists those identities and no others (every
+   * page full while more remain, the cursor as usual); a key that may read no identity is 403.
    *
    * @generated from rpc latchkey.v2.IdentitiesService.ListIdentities
    */

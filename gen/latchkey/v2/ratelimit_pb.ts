@@ -667,7 +667,8 @@ export const RatelimitService: GenService<{
   },
   /**
    * ListOverrides pages through the overrides of a namespace by id.
-   * Permission: ratelimit.<namespaceId>.read_override.
+   * Permission: ratelimit.<namespaceId>.read_override on the namespace listed (its id, not its
+   * name; a per-namespace grant suffices).
    *
    * @generated from rpc latchkey.v2.RatelimitService.ListOverrides
    */

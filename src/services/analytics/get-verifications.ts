@@ -5,12 +5,12 @@ import type {
   GetVerificationsResponseSchema,
 } from "../../../gen/latchkey/v2/analytics_pb.js";
 import { checkQuery, confirmWrapped } from "../../analytics/query.js";
-import { analyticsScope } from "../../domain/analytics/scope.js";
 import { QueryRefused } from "../../domain/analytics/sql-guard.js";
 import { catalog } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
 import { errorCode } from "../../storage/db.js";
 import { analyticsRun, analyticsStatement } from "../../storage/queries/analytics.js";
+import { authorizeRows } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 
@@ -37,8 +37,8 @@ export async function getVerifications(
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof GetVerificationsResponseSchema>> {
   const principal = principalOf(ctx);
-  const apiIds = analyticsScope(principal.permissions);
-  if (apiIds?.length === 0) throw errors.insufficientPermissions("api.*.read_analytics");
+  const readable = authorizeRows(ctx, "apiId");
+  const apiIds = readable === "all" ? null : readable;
   const { analyticsMaxRows: maxRows, analyticsTimeoutMs: timeoutMs } = deps.config;
   const cap = deps.config.analyticsMaxConcurrentPerWorkspace;
   const release = deps.slots.analytics.take(principal.workspaceId);

@@ -6,24 +6,28 @@ import type {
 } from "../../../gen/latchkey/v2/identities_pb.js";
 import { identityList } from "../../storage/queries/identities.js";
 import { ratelimitsOfIdentities } from "../../storage/queries/ratelimits.js";
-import { authorize } from "../auth.js";
+import { authorizeRows } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { pageSize, searchTerm, toPage } from "../pagination.js";
 import { toIdentityMessage } from "./view.js";
 
-/** One page of the live identities of the workspace, by id, with their rate limits. */
+/**
+ * One page of the live identities of the workspace that the root key may read, by id, with
+ * their rate limits. A key with per-identity grants lists only those identities.
+ */
 export async function listIdentities(
   deps: Deps,
   req: ListIdentitiesRequest,
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof ListIdentitiesResponseSchema>> {
-  authorize(ctx);
+  const readable = authorizeRows(ctx, "identityId");
   const limit = pageSize(req.limit);
   const rows = await identityList(deps.db, principalOf(ctx).workspaceId, {
     cursor: req.cursor,
     limit: limit + 1,
     search: searchTerm(req.search),
+    ids: readable === "all" ? null : readable,
   });
   const { items, pagination } = toPage(rows, limit);
   const limits = await ratelimitsOfIdentities(

@@ -69,11 +69,19 @@ export async function identityFind(
   return rows[0];
 }
 
-/** Lists live identities by id from `cursor` (inclusive); returns up to `limit` rows. */
+/**
+ * Lists live identities by id from `cursor` (inclusive); returns up to `limit` rows. With
+ * `ids`, only identities among them (the ones the caller may read; null: any).
+ */
 export function identityList(
   q: Queryable,
   workspaceId: string,
-  opts: { cursor: string | undefined; limit: number; search: string | undefined },
+  opts: {
+    cursor: string | undefined;
+    limit: number;
+    search: string | undefined;
+    ids: readonly string[] | null;
+  },
 ): Promise<IdentityRow[]> {
   return q.query<IdentityRow>(
     `select ${COLUMNS}
@@ -82,9 +90,10 @@ export function identityList(
        and deleted_at is null
        and id >= coalesce($2::text, '')
        and ($3::text is null or strpos(lower(id), $3) > 0 or strpos(lower(external_id), $3) > 0)
+       and ($5::text[] is null or id = any($5::text[]))
      order by id
      limit $4`,
-    [workspaceId, opts.cursor ?? null, opts.search?.toLowerCase() ?? null, opts.limit],
+    [workspaceId, opts.cursor ?? null, opts.search?.toLowerCase() ?? null, opts.limit, opts.ids],
   );
 }
 

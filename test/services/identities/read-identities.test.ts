@@ -143,11 +143,15 @@ describe.each(DOORS)("identities.listIdentities via %s", (door) => {
     expect(res.error?.errors?.[0]?.location).toBe(location);
   });
 
-  it("needs identity.*.read_identity", async () => {
-    const key = await s.seed.rootKey(["identity.id_x.read_identity"]);
+  it("needs read_identity on some identity, else 403 naming identity.*.read_identity", async () => {
+    const key = await s.seed.rootKey(["identity.*.update_identity"]);
     const res = await s.call(door, "identities.listIdentities", {}, key);
     expect(res.status).toBe(403);
     expect(res.error?.detail).toContain("identity.*.read_identity");
+    // A grant on one identity lists that identity only (test/security/narrow-lists.test.ts).
+    const narrow = await s.seed.rootKey(["identity.id_x.read_identity"]);
+    const listed = await s.call(door, "identities.listIdentities", {}, narrow);
+    expect(listed).toMatchObject({ status: 200, data: [], pagination: { hasMore: false } });
   });
 });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkQuery, loadQueryParser } from "../../../src/analytics/query.js";
+import { checkQuery, confirmWrapped, loadQueryParser } from "../../../src/analytics/query.js";
 import { QueryRefused } from "../../../src/domain/analytics/sql-guard.js";
 import { analyticsStatement } from "../../../src/storage/queries/analytics.js";
 
@@ -67,6 +67,31 @@ describe("analytics queries the guard accepts", () => {
     const checked = checkQuery("select count(*) from key_verifications_per_day_v1 -- total");
     const statement = analyticsStatement('"public"', checked.text, checked.tables, 10, 1024);
     expect(statement).toContain("-- total\n) as latchkey_row limit 11");
+  });
+});
+
+describe("the wrapping check", () => {
+  const wrap = (query: string, checkedAs = query) => {
+    const checked = checkQuery(checkedAs);
+    const statement = analyticsStatement('"public"', query, checked.tables, 10, 1024);
+    return () => confirmWrapped(statement, checked);
+  };
+
+  it.each([
+    ["an IN list", "select 1 from key_verifications_per_day_v1 where outcome in ('A', 'B')"],
+    ["a NOT IN list", "select 1 where 'a' not in ('b', 'c')"],
+    ["an ARRAY[...] under ANY", "select 1 where 'a' = any (array['a', 'b'])"],
+    ["an ARRAY[...] with @>", "select 1 from key_verifications_v1 where tags @> array['x']"],
+  ])("accepts a query with %s, whose list positions move inside the wrapper", (_, sql) => {
+    expect(wrap(sql)).not.toThrow();
+  });
+
+  it("refuses a wrapped statement whose sub-select differs from the checked query", () => {
+    const checked = "select 1 where 'a' in ('a', 'b')";
+    expect(wrap("select 1 where 'a' in ('a', 'c')", checked)).toThrow(QueryRefused);
+    expect(
+      wrap("select 1 where 'a' = any (array['a'])", "select 1 where 'a' = any (array['b'])"),
+    ).toThrow(QueryRefused);
   });
 });
 

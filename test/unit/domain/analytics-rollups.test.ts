@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bucketStart, Rollup, type RollupSource } from "../../../src/domain/analytics/rollups.js";
-import { analyticsScope } from "../../../src/domain/analytics/scope.js";
 import { GRANULARITIES } from "../../../src/domain/analytics/tables.js";
 
 const t = (iso: string) => Date.parse(iso);
@@ -181,21 +180,5 @@ describe("rollUp against the plainest grouping", () => {
         }
       }),
     );
-  });
-});
-
-describe("analytics scope of a root key", () => {
-  it.each([
-    [["api.*.read_analytics"], null],
-    [["*.*.*"], null],
-    [["api.*.*"], null],
-    [
-      ["api.api_1.read_analytics", "api.api_2.*"],
-      ["api_1", "api_2"],
-    ],
-    [["api.api_1.read_key", "rbac.*.read_role"], []],
-    [["ratelimit.*.read_analytics"], []],
-  ] as const)("%o reads %o", (granted, scope) => {
-    expect(analyticsScope(granted)).toEqual(scope);
   });
 });

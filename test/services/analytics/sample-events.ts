@@ -1,0 +1,47 @@
+import { expect } from "vitest";
+import type { TestServer } from "../../harness/server.js";
+
+/** The ids of the sample the query-language tests read. */
+export interface Sample {
+  apiA: string;
+  apiB: string;
+  foreignApi: string;
+}
+
+/**
+ * Seven verifications in the test's workspace, which the day rollup holds as four rows:
+ * - api A, alice, VALID, tags {path=/a, region=eu}, count 3
+ * - api A, alice, INSUFFICIENT_PERMISSIONS, no tags, count 1
+ * - api A, bob, VALID, no tags, count 1
+ * - api B, no identity, VALID, tags {path=/b}, count 2
+ * plus one rate-limit decision, and five verifications in another workspace that no query of
+ * this workspace may see.
+ */
+export async function seedSample(s: TestServer): Promise<Sample> {
+  const alice = await s.seed.key({ externalId: "alice", permissions: ["docs.read"] });
+  const apiA = alice.apiId;
+  const bob = await s.seed.key({ apiId: apiA, externalId: "bob" });
+  const anonymous = await s.seed.key();
+  const verify = async (key: string, body: Record<string, unknown> = {}) => {
+    const res = await s.call("json", "keys.verifyKey", { key, ...body }, null);
+    expect(res.status).toBe(200);
+  };
+  for (let i = 0; i < 3; i++) await verify(alice.key, { tags: ["region=eu", "path=/a"] });
+  await verify(alice.key, { permissions: "docs.write" });
+  await verify(bob.key);
+  for (let i = 0; i < 2; i++) await verify(anonymous.key, { tags: ["path=/b"] });
+  const limited = await s.call("json", "ratelimit.limit", {
+    namespace: "sample.ns",
+    identifier: "u",
+    limit: 1,
+    duration: 60_000,
+  });
+  expect(limited.status).toBe(200);
+  const ws = await s.seed.workspace();
+  const foreignRoot = await s.seed.rootKey(["*.*.*"], ws);
+  const foreignApi = await s.seed.api(ws);
+  const foreign = await s.seed.key({ apiId: foreignApi, externalId: "alice" }, foreignRoot);
+  for (let i = 0; i < 5; i++) await verify(foreign.key, { tags: ["path=/a"] });
+  await s.app.deps.events.flush();
+  return { apiA, apiB: anonymous.apiId, foreignApi };
+}
