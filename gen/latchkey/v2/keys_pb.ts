@@ -1341,14 +1341,17 @@ export type VerifyKeyRatelimit = Message<"latchkey.v2.VerifyKeyRatelimit"> & {
   cost?: bigint | undefined;
 
   /**
-   * With `duration`: an ad-hoc limit of this many per window, counted per key.
+   * With `duration`: an ad-hoc limit of this many per window, counted per key. Ignored when
+   * `name` is a limit configured on the key or its identity: a configured limit is never
+   * widened by the caller, its own limit and window apply (with this request's `cost`).
    *
    * @generated from field: optional int64 limit = 3;
    */
   limit?: bigint | undefined;
 
   /**
-   * With `limit`: the window of an ad-hoc limit in milliseconds, 1000 to 2592000000.
+   * With `limit`: the window of an ad-hoc limit in milliseconds, 1000 to 2592000000. Ignored
+   * when `name` is a configured limit, like `limit`.
    *
    * @generated from field: optional int64 duration = 4;
    */
@@ -1398,7 +1401,9 @@ export type VerifyKeyRequest = Message<"latchkey.v2.VerifyKeyRequest"> & {
   credits?: VerifyKeyCredits | undefined;
 
   /**
-   * Rate limits to apply besides the auto-applied ones (at most 100).
+   * Rate limits to apply besides the auto-applied ones (at most 100). A name configured on
+   * the key or its identity keeps its configured limit and window; only other names, given
+   * with `limit` and `duration`, are ad-hoc limits.
    *
    * @generated from field: repeated latchkey.v2.VerifyKeyRatelimit ratelimits = 5;
    */
