@@ -450,7 +450,10 @@ export type UpdateKeyRequest = Message<"latchkey.v2.UpdateKeyRequest"> & {
   expires?: bigint | undefined;
 
   /**
-   * New usage limit, replacing the whole setting (a refill not given is dropped); null means unlimited.
+   * New usage limit, replacing the whole setting: a member left out (or null) takes its
+   * default instead of keeping the stored value, so a refill not given is dropped and a
+   * `remaining` not given means unlimited (`{"refill": null}` makes the key unlimited). Null
+   * means unlimited.
    *
    * @generated from field: latchkey.v2.Credits credits = 6;
    */
