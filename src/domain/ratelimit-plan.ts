@@ -33,8 +33,10 @@ export interface PlannedLimit {
 /**
  * The limits a verification evaluates: every
  * auto-applied limit of the key and its identity with cost 1, a key limit shadowing an
- * identity limit of the same name; a requested name uses its configuration with the
- * request's cost (1 by default), or, with both `limit` and `duration`, is an ad-hoc limit
+ * identity limit of the same name. A requested name that is configured uses its configured
+ * limit and window with the request's cost (1 by default): a `limit` or `duration` the
+ * request gives for it is ignored, so a caller cannot widen a limit the owner set. Only a
+ * name that is not configured, given with both `limit` and `duration`, is an ad-hoc limit
  * counted per key. A requested name that is neither is returned as `unknown` (412).
  */
 export function planLimits(
@@ -53,6 +55,12 @@ export function planLimits(
   const planned = new Map<string, PlannedLimit>();
   for (const c of configured.values()) if (c.autoApply) planned.set(c.name, c);
   for (const r of requested) {
+    const c = configured.get(r.name);
+    if (c) {
+      // A configured limit is never widened by the caller: its own limit and window count.
+      planned.set(r.name, { ...c, cost: r.cost ?? 1 });
+      continue;
+    }
     if (r.limit !== undefined && r.durationMs !== undefined) {
       planned.set(r.name, {
         id: "",
@@ -66,9 +74,7 @@ export function planLimits(
       });
       continue;
     }
-    const c = configured.get(r.name);
-    if (!c) return { unknown: r.name };
-    planned.set(r.name, { ...c, cost: r.cost ?? 1 });
+    return { unknown: r.name };
   }
   return { planned: [...planned.values()] };
 }

@@ -4,6 +4,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newId } from "../domain/ids.js";
 import { callValues, type Door } from "../services/call.js";
 import { answerUndecodable } from "./connect-undecodable.js";
+import { needsBodyKeys, withBodyKeys } from "./json-body-keys.js";
 import { type NodeRequest, type NodeResponse, sendJson } from "./node-io.js";
 
 /** What the Connect door needs. */
@@ -24,8 +25,9 @@ function doorOf(contentType: string | undefined): Door {
 /**
  * Connect, gRPC-web and gRPC at their standard paths (`/latchkey.v2.ApisService/CreateApi`)
  * through connect-node, with the shared interceptors. Connect JSON rejects unknown
- * fields, every protocol reads at most `maxBodyBytes` per message, and a binary body that
- * is not a message is the caller's error, not the server's (see connect-undecodable.ts).
+ * fields, every protocol reads at most `maxBodyBytes` per message, a binary body that
+ * is not a message is the caller's error, not the server's (see connect-undecodable.ts), and
+ * a JSON body's top-level keys are read for methods with a required list (json-body-keys.ts).
  */
 export function createConnectDoor(opts: ConnectDoorOptions) {
   const adapter = connectNodeAdapter({
@@ -36,8 +38,9 @@ export function createConnectDoor(opts: ConnectDoorOptions) {
           router.rpc(m.method, m.impl);
           // The adapter serves router.handlers as they are once this callback returns.
           const last = router.handlers.length - 1;
+          const handler = router.handlers[last] as UniversalHandler;
           router.handlers[last] = answerUndecodable(
-            router.handlers[last] as UniversalHandler,
+            needsBodyKeys(m.method.input) ? withBodyKeys(handler, opts.maxBodyBytes) : handler,
             m,
             opts.interceptors,
           );

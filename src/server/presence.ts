@@ -10,7 +10,14 @@ const EXPLICIT = FeatureSet_FieldPresence.EXPLICIT;
  */
 const jsonPresence = Symbol("fields present in JSON");
 
-type WithPresence = { [jsonPresence]?: Set<string> };
+/**
+ * The top-level keys of a protobuf JSON body (Connect, gRPC or gRPC-web with the JSON codec),
+ * by JSON or proto name. protobuf-es decodes an omitted list and `[]` alike; these keys tell
+ * them apart for a required list.
+ */
+const bodyKeys = Symbol("keys of a protobuf JSON body");
+
+type WithPresence = { [jsonPresence]?: Set<string>; [bodyKeys]?: ReadonlySet<string> };
 
 /**
  * Records the local names of the fields a JSON object carried for `message`, on a
@@ -21,14 +28,27 @@ export function recordJsonPresence(message: object, localNames: Set<string>): vo
   (message as WithPresence)[jsonPresence] = localNames;
 }
 
+/** Records the top-level keys a protobuf JSON body carried for `message` (see bodyKeys). */
+export function recordBodyKeys(message: object, keys: ReadonlySet<string>): void {
+  (message as WithPresence)[bodyKeys] = keys;
+}
+
 /**
  * True when a required field is satisfied. Binary protobuf cannot tell an implicit number
  * or bool sent as 0/false from one left out, so on the gRPC and Connect doors such a field
- * counts as given and its bounds decide; the /v2 door knows, and requires the key.
+ * counts as given and its bounds decide; the /v2 door knows, and requires the key. A required
+ * list must be a key of a JSON body (on the /v2 door, or of a Connect or gRPC JSON body at
+ * the top level), `[]` included; binary protobuf has no way to say `[]`, so there an empty
+ * list counts as given.
  */
 export function satisfiesRequired(message: Record<string, unknown>, field: DescField): boolean {
   if (isPresent(message, field)) return true;
-  if ((message as WithPresence)[jsonPresence] !== undefined) return false;
+  const m = message as WithPresence;
+  if (m[jsonPresence] !== undefined) return false;
+  if (field.fieldKind === "list") {
+    const keys = m[bodyKeys];
+    return keys === undefined || keys.has(field.jsonName) || keys.has(field.name);
+  }
   return (
     field.fieldKind === "scalar" &&
     field.presence !== EXPLICIT &&

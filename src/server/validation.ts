@@ -49,6 +49,9 @@ interface MessagePlan {
 
 const plans = new Map<string, MessagePlan>();
 
+/** A required list names `[]` as the way to give none: an omitted one is not taken as empty. */
+const REQUIRED_LIST = "is required: give [] for none";
+
 function planFor(desc: DescMessage): MessagePlan {
   let plan = plans.get(desc.typeName);
   if (plan) return plan;
@@ -243,8 +246,9 @@ export function validateMessage(
         continue;
       }
       if (p.required && !satisfiesRequired(message, f))
-        out.push({ location: at, message: "is required" });
-      else if (p.required) checkScalar(p, f.scalar, message[f.localName], at, out);
+        out.push({ location: at, message: f.fieldKind === "list" ? REQUIRED_LIST : "is required" });
+      else if (p.required && f.fieldKind !== "list")
+        checkScalar(p, f.scalar, message[f.localName], at, out);
       continue;
     }
     const value = message[f.localName];

@@ -23,6 +23,11 @@ export interface Call {
   principal?: Principal;
   /** Problems the /v2 door found while decoding the body; reported after authentication. */
   decodeViolations?: Violation[];
+  /**
+   * The top-level keys (with a value other than null) of a Connect, gRPC or gRPC-web JSON
+   * body, read for requests with a required list, which the decoded message cannot show.
+   */
+  bodyKeys?: ReadonlySet<string>;
 }
 
 const callKey = createContextKey<Call | undefined>(undefined, { description: "latchkey call" });

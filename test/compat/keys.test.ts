@@ -63,6 +63,19 @@ describe("@unkey/api 2.5.1 against Latchkey: keys", () => {
     expect(gone).toBeInstanceOf(errors.NotFoundErrorResponse);
   });
 
+  it("updates credits with refill null: the refill goes, remaining is set", async () => {
+    const apiId = (await unkey.apis.createApi({ name: "sdk credits" })).data.apiId;
+    const { keyId } = (
+      await unkey.keys.createKey({
+        apiId,
+        credits: { remaining: 3, refill: { interval: "daily", amount: 10 } },
+      })
+    ).data;
+    await unkey.keys.updateKey({ keyId, credits: { remaining: 5, refill: null } });
+    const got = await unkey.keys.getKey({ keyId });
+    expect(got.data.credits).toEqual({ remaining: 5 });
+  });
+
   it("migrates keys and reports failed as an array", async () => {
     const apiId = (await unkey.apis.createApi({ name: "sdk migrate" })).data.apiId;
     const hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";

@@ -25,6 +25,10 @@ export const file_latchkey_v2_options: GenFile = /*@__PURE__*/
 export type FieldRules = Message<"latchkey.v2.FieldRules"> & {
   /**
    * The field must be present: a non-empty string, a set message or a set optional value.
+   * On a repeated field it means the key must be in a JSON body (the /v2 door, and Connect,
+   * gRPC and gRPC-web with the JSON codec, for a top-level field), where [] satisfies it and
+   * null does not; binary protobuf cannot tell an empty list from an omitted one, so there an
+   * empty list is taken as given.
    *
    * @generated from field: bool required = 1;
    */

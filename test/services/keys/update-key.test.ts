@@ -128,6 +128,21 @@ describe.each(DOORS)("keys.updateKey via %s", (door) => {
     expect((await s.call(door, "keys.getKey", { keyId: k.keyId })).data.enabled).toBe(true);
   });
 
+  it("credits replace the whole setting: refill null drops the refill, remaining is as given", async () => {
+    const initial = { remaining: 3, refill: { interval: "daily", amount: 10 } };
+    const credits = async (body: Record<string, unknown>) => {
+      const k = await s.seed.key({ credits: initial });
+      const res = await s.call(door, "keys.updateKey", { keyId: k.keyId, credits: body });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      return (await s.call(door, "keys.getKey", { keyId: k.keyId })).data.credits;
+    };
+    expect(await credits({ remaining: 5, refill: null })).toEqual({ remaining: 5 });
+    expect(await credits({ remaining: 5 })).toEqual({ remaining: 5 });
+    // Left out of the object, remaining takes its default too: unlimited.
+    expect(await credits({ refill: null })).toBeUndefined();
+    expect(await credits({ remaining: null, refill: null })).toBeUndefined();
+  });
+
   it("answers a refill that would leave remaining null with 400, and writes nothing", async () => {
     const k = await s.seed.key({ credits: { remaining: 3 } });
     const before = await s.snapshot();

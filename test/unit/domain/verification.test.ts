@@ -93,6 +93,27 @@ describe("rate-limit plan", () => {
     ]);
   });
 
+  it("never lets a requested limit and duration widen a configured limit of the same name", () => {
+    const { planned } = planLimits(
+      key,
+      identity,
+      [
+        req("heavy", { cost: 2, limit: 1000, durationMs: 1000 }),
+        req("shared", { limit: 1_000_000, durationMs: 1000 }),
+        req("requests", { limit: 1000, durationMs: 60_000 }),
+      ],
+      "key_1",
+      "id_1",
+    );
+    expect(
+      planned?.map((p) => [p.id, p.name, p.limit, p.durationMs, p.cost, p.scope, p.owner]),
+    ).toEqual([
+      ["rl_k1", "requests", 10, 1000, 1, "key", "key_1"],
+      ["rl_i2", "shared", 50, 3600000, 1, "identity", "id_1"],
+      ["rl_k2", "heavy", 2, 60000, 2, "key", "key_1"],
+    ]);
+  });
+
   it("reports an unknown name without limit and duration, and ignores a lone limit", () => {
     expect(planLimits(key, identity, [req("nope")], "key_1", "id_1")).toEqual({ unknown: "nope" });
     expect(planLimits(key, identity, [req("nope", { limit: 5 })], "key_1", "id_1")).toEqual({
