@@ -97,14 +97,18 @@ export async function changeKeyPermissions(
   return keyDirectPermissions(tx, key.keyId);
 }
 
-/** Replaces the direct permissions of a key by these slugs (missing permissions are created). */
+/**
+ * Replaces the direct permissions of a key by these slugs (missing permissions are created,
+ * after `mayCreate` allowed it: see ensurePermissions).
+ */
 export async function setKeyPermissions(
   tx: Queryable,
   change: Change,
   key: KeyRef,
   slugs: readonly string[],
+  mayCreate?: () => void,
 ): Promise<PermissionRow[]> {
-  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs);
+  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs, mayCreate);
   const wanted = new Set(desired.map((p) => p.id));
   const current = await keyDirectPermissions(tx, key.keyId);
   return changeKeyPermissions(

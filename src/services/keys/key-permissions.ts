@@ -33,17 +33,19 @@ async function changePermissions(
   const found = await findKey(deps.db, workspaceId, keyId);
   const missing = kind === "remove" ? [] : await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, { apiId: found.apiId }, missing.length > 0 ? ["createPermissions"] : []);
+  // A permission that existed at that check may be deleted before the transaction creates it.
+  const mayCreate = () => authorize(ctx, { apiId: found.apiId }, ["createPermissions"]);
   const final = await mutate(deps, ctx, async (tx, change) => {
     const key = await findKey(tx, workspaceId, keyId, true);
     const ref = { workspaceId, keyId: key.id };
     let result: PermissionRow[];
-    if (kind === "set") result = await setKeyPermissions(tx, change, ref, slugs);
+    if (kind === "set") result = await setKeyPermissions(tx, change, ref, slugs, mayCreate);
     else if (kind === "add") {
       result = await changeKeyPermissions(
         tx,
         change,
         ref,
-        await ensurePermissions(tx, change, workspaceId, slugs),
+        await ensurePermissions(tx, change, workspaceId, slugs, mayCreate),
         [],
       );
     } else {

@@ -6,7 +6,6 @@ import type {
 } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import { isUniqueViolation } from "../../storage/db.js";
 import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -29,9 +28,13 @@ export async function createRole(
   if (slugs.length > 0) cases.push("attachPermissions");
   if ((await missingSlugs(deps.db, workspaceId, slugs)).length > 0) cases.push("createPermissions");
   authorize(ctx, {}, cases);
+  // A permission that existed at that check may be deleted before the transaction creates it.
+  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
   const id = newId("role");
-  try {
-    await mutate(deps, ctx, async (tx, change) => {
+  await mutate(
+    deps,
+    ctx,
+    async (tx, change) => {
       await roleInsert(tx, {
         id,
         workspaceId,
@@ -45,7 +48,7 @@ export async function createRole(
         resourceId: id,
         description: `Created role ${req.name}.`,
       });
-      const permissions = await ensurePermissions(tx, change, workspaceId, slugs);
+      const permissions = await ensurePermissions(tx, change, workspaceId, slugs, mayCreate);
       await roleAddPermissions(
         tx,
         workspaceId,
@@ -61,10 +64,10 @@ export async function createRole(
           description: `Connected role ${req.name} and permission ${p.slug}.`,
         });
       }
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw errors.roleAlreadyExists(req.name);
-    throw err;
-  }
+    },
+    {
+      roles_name: () => errors.roleAlreadyExists(req.name),
+    },
+  );
   return { data: { roleId: id } };
 }

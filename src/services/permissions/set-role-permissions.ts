@@ -31,9 +31,13 @@ export async function setRolePermissions(
   const slugs = distinctSlugs(req.permissions);
   const missing = await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, {}, missing.length > 0 ? ["createPermissions"] : []);
+  // A permission that existed at that check may be deleted before the transaction creates it.
+  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
   const final = await mutate(deps, ctx, async (tx, change) => {
-    requireRole(await roleFindById(tx, workspaceId, role.id));
-    const desired = await ensurePermissions(tx, change, workspaceId, slugs);
+    // Locked: concurrent replacements of one role's permissions take turns, so the role ends
+    // with one caller's set, never a mix of two; a concurrent delete turns into a 404 here.
+    requireRole(await roleFindById(tx, workspaceId, role.id, true));
+    const desired = await ensurePermissions(tx, change, workspaceId, slugs, mayCreate);
     const current = (await permissionsByRole(tx, [role.id])).get(role.id) ?? [];
     const wanted = new Set(desired.map((p) => p.id));
     const had = new Set(current.map((p) => p.id));
