@@ -6,11 +6,13 @@ import type {
 } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
+import type { Queryable } from "../../storage/db.js";
+import type { PermissionRow } from "../../storage/queries/permissions.js";
 import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { mutate } from "../mutation.js";
+import { type Change, mutate } from "../mutation.js";
 import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 
 /**
@@ -49,25 +51,35 @@ export async function createRole(
         description: `Created role ${req.name}.`,
       });
       const permissions = await ensurePermissions(tx, change, workspaceId, slugs, mayCreate);
-      await roleAddPermissions(
-        tx,
-        workspaceId,
-        id,
-        permissions.map((p) => p.id),
-        change.now,
-      );
-      for (const p of permissions) {
-        change.audit({
-          event: "authorization.connect_role_and_permission",
-          resourceType: "role",
-          resourceId: id,
-          description: `Connected role ${req.name} and permission ${p.slug}.`,
-        });
-      }
+      await attach(tx, change, { id, workspaceId, name: req.name }, permissions);
     },
     {
       roles_name: () => errors.roleAlreadyExists(req.name),
     },
   );
   return { data: { roleId: id } };
+}
+
+/** Links a new role to its permissions, with an audit record per link. */
+async function attach(
+  tx: Queryable,
+  change: Change,
+  role: { id: string; workspaceId: string; name: string },
+  permissions: readonly PermissionRow[],
+): Promise<void> {
+  await roleAddPermissions(
+    tx,
+    role.workspaceId,
+    role.id,
+    permissions.map((p) => p.id),
+    change.now,
+  );
+  for (const p of permissions) {
+    change.audit({
+      event: "authorization.connect_role_and_permission",
+      resourceType: "role",
+      resourceId: role.id,
+      description: `Connected role ${role.name} and permission ${p.slug}.`,
+    });
+  }
 }
