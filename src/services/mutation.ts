@@ -1,6 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Invalidation } from "../cache/bus.js";
-import { isTransientConflict, type Queryable } from "../storage/db.js";
+import type { ServiceError } from "../errors/service-error.js";
+import { isTransientConflict, type Queryable, violatedUniqueIndex } from "../storage/db.js";
 import { type AuditEntry, auditInsert } from "../storage/queries/audit-logs.js";
 import { callOf } from "./call.js";
 import type { Deps } from "./deps.js";
@@ -31,6 +32,14 @@ export interface Actor {
   requestId: string | null;
 }
 
+/**
+ * What a unit of work answers when it loses a true conflict: for each unique index it may
+ * break (by name), the catalog 409 to raise instead of the driver's error. Two callers
+ * creating one name at once both pass every check; the index decides, and the loser is
+ * told why, not given a 500.
+ */
+export type UniqueConflicts = Readonly<Record<string, () => ServiceError>>;
+
 /** Runs of a unit of work that PostgreSQL aborted for a concurrent one, before giving up. */
 const MAX_ATTEMPTS = 3;
 
@@ -42,17 +51,27 @@ const MAX_ATTEMPTS = 3;
  * may lock the same keys in opposite orders (updateCredits of a rerolled key locks it, then
  * the key holding its balance; rerollKey of that key locks it, then repoints the first).
  * `fn` must therefore only change the database and the `change` it is given.
+ *
+ * A unit that reads a row and then writes on the strength of it locks that row in the read
+ * (or writes with an upsert), so that concurrent units serialise on it and each sees what the
+ * other committed. A unique violation on an index named in `conflicts` becomes that 409; on
+ * any other index it is a bug and surfaces as one.
  */
 export async function mutateAs<T>(
   deps: Pick<Deps, "db" | "bus" | "clock">,
   actor: Actor,
   fn: (tx: Queryable, change: Change) => Promise<T>,
+  conflicts: UniqueConflicts = {},
 ): Promise<T> {
   const now = deps.clock.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await attemptOnce(deps, actor, now, fn);
     } catch (err) {
+      const index = violatedUniqueIndex(err);
+      const lost =
+        index !== undefined && Object.hasOwn(conflicts, index) ? conflicts[index] : undefined;
+      if (lost) throw lost();
       if (attempt >= MAX_ATTEMPTS || !isTransientConflict(err)) throw err;
     }
   }
@@ -108,6 +127,7 @@ export function mutate<T>(
   deps: Deps,
   ctx: HandlerContext,
   fn: (tx: Queryable, change: Change) => Promise<T>,
+  conflicts?: UniqueConflicts,
 ): Promise<T> {
   const call = callOf(ctx.values);
   const p = call.principal;
@@ -116,5 +136,6 @@ export function mutate<T>(
     deps,
     { type: "rootkey", id: p.rootKeyId, workspaceId: p.workspaceId, requestId: call.requestId },
     fn,
+    conflicts,
   );
 }

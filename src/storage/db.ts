@@ -136,3 +136,14 @@ export function isTransientConflict(err: unknown): boolean {
 export function isUniqueViolation(err: unknown): boolean {
   return errorCode(err) === "23505";
 }
+
+/**
+ * The unique index (or constraint) a unique violation broke, undefined for any other error.
+ * postgres.js names it `constraint_name`, PGlite `constraint`.
+ */
+export function violatedUniqueIndex(err: unknown): string | undefined {
+  if (!isUniqueViolation(err)) return undefined;
+  const e = err as { constraint_name?: unknown; constraint?: unknown };
+  const name = e.constraint_name ?? e.constraint;
+  return typeof name === "string" ? name : undefined;
+}

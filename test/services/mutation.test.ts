@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
 import { hashKey } from "../../src/domain/key-material.js";
-import { type Actor, mutateAs } from "../../src/services/mutation.js";
+import { errors, ServiceError } from "../../src/errors/service-error.js";
+import { type Actor, mutateAs, type UniqueConflicts } from "../../src/services/mutation.js";
+import type { Queryable } from "../../src/storage/db.js";
+import { roleInsert } from "../../src/storage/queries/roles.js";
 import { currentEngine } from "../harness/engine.js";
 import { useServer } from "../harness/server.js";
 
@@ -59,6 +63,40 @@ describe("mutateAs and transient conflicts", () => {
     };
     expect(await runsFailingWith("40001", "could not serialize access")).toBe(3);
     expect(await runsFailingWith("23505", "duplicate key")).toBe(1);
+  });
+
+  it("answers a unique violation on a named index with that index's 409, and leaves any other as it is", async () => {
+    const name = `role_unique_${n}`;
+    const insert = (tx: Queryable) =>
+      roleInsert(tx, {
+        id: newId("role"),
+        workspaceId: s.workspaceId,
+        name,
+        description: null,
+        createdAt: 0,
+      });
+    await mutateAs(s.app.deps, actor(), insert);
+    let runs = 0;
+    const again = (conflicts: UniqueConflicts) =>
+      mutateAs(
+        s.app.deps,
+        actor(),
+        (tx) => {
+          runs++;
+          return insert(tx);
+        },
+        conflicts,
+      );
+    const lost = await again({ roles_name: () => errors.roleAlreadyExists(name) }).catch((e) => e);
+    expect(lost).toBeInstanceOf(ServiceError);
+    expect(lost.entry.status).toBe(409);
+    expect(lost.entry.code).toBe("err:svc:data:role_already_exists");
+    const other = await again({ identities_external_id: () => errors.unexpected() }).catch(
+      (e) => e,
+    );
+    expect(other).not.toBeInstanceOf(ServiceError);
+    expect(other.code).toBe("23505");
+    expect(runs).toBe(2);
   });
 
   it("drops this node's cache entries even when the transaction fails (its outcome may be unknown)", async () => {

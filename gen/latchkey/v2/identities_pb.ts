@@ -431,8 +431,8 @@ export const DeleteIdentityResponseDataSchema: GenMessage<DeleteIdentityResponse
 export const IdentitiesService: GenService<{
   /**
    * CreateIdentity creates an identity. An externalId that exists in the workspace, even
-   * on a deleted identity, is 409 identity_already_exists.
-   * Permission: identity.*.create_identity.
+   * on a deleted identity, is 409 identity_already_exists; of concurrent creations with one
+   * externalId exactly one succeeds. Permission: identity.*.create_identity.
    *
    * @generated from rpc latchkey.v2.IdentitiesService.CreateIdentity
    */
@@ -467,6 +467,8 @@ export const IdentitiesService: GenService<{
   /**
    * UpdateIdentity changes metadata and rate limits: an omitted field is left alone, null
    * clears it, a value replaces it (a list of rate limits replaces the whole list).
+   * Concurrent updates of one identity take turns: each succeeds, the identity ends as the
+   * last one left it (one rate limit per name), and one that meets a deletion is 404.
    * Permission: identity.<identityId>.update_identity.
    *
    * @generated from rpc latchkey.v2.IdentitiesService.UpdateIdentity

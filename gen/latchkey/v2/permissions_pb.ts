@@ -703,7 +703,8 @@ export const SetRolePermissionsResponseSchema: GenMessage<SetRolePermissionsResp
  */
 export const PermissionsService: GenService<{
   /**
-   * CreatePermission creates a permission; a slug that exists is 409 permission_already_exists.
+   * CreatePermission creates a permission; a slug that exists is 409 permission_already_exists
+   * (of concurrent creations with one slug exactly one succeeds).
    * Permission: rbac.*.create_permission.
    *
    * @generated from rpc latchkey.v2.PermissionsService.CreatePermission
@@ -746,7 +747,8 @@ export const PermissionsService: GenService<{
   },
   /**
    * CreateRole creates a role with permissions (slugs; missing ones are created); a name that
-   * exists is 409 role_already_exists. Permission: rbac.*.create_role, plus
+   * exists is 409 role_already_exists (of concurrent creations with one name exactly one
+   * succeeds). Permission: rbac.*.create_role, plus
    * rbac.*.add_permission_to_role when permissions are given and rbac.*.create_permission
    * when one must be created.
    *
@@ -789,8 +791,10 @@ export const PermissionsService: GenService<{
   },
   /**
    * SetRolePermissions replaces the permissions of a role (missing slugs are created; [] clears).
+   * Concurrent calls on one role take turns: the role ends with one call's list, never a mix.
    * Permission: rbac.*.add_permission_to_role and rbac.*.remove_permission_from_role, plus
-   * rbac.*.create_permission when one must be created.
+   * rbac.*.create_permission when one must be created (checked again when the permission
+   * is created, as it may be deleted meanwhile).
    *
    * @generated from rpc latchkey.v2.PermissionsService.SetRolePermissions
    */

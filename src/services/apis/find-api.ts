@@ -1,5 +1,6 @@
 import { apiCacheKey } from "../../cache/caches.js";
-import { errors } from "../../errors/service-error.js";
+import { errors, type ServiceError } from "../../errors/service-error.js";
+import type { Queryable } from "../../storage/db.js";
 import { type ApiRow, apiFindById } from "../../storage/queries/apis.js";
 import type { Deps } from "../deps.js";
 
@@ -11,4 +12,19 @@ export async function findApi(deps: Deps, workspaceId: string, apiId: string): P
   );
   if (!api) throw errors.apiNotFound();
   return api;
+}
+
+/**
+ * Inside a transaction that adds keys to an API: checks again that the API is live and
+ * share-locks it until commit, so that a concurrent deleteApi either waits for the keys or
+ * has deleted the API first, which is a 404 (`gone`) here. No key is ever added to a
+ * deleted API.
+ */
+export async function lockLiveApi(
+  tx: Queryable,
+  workspaceId: string,
+  apiId: string,
+  gone: () => ServiceError = errors.apiNotFound,
+): Promise<void> {
+  if (!(await apiFindById(tx, workspaceId, apiId, true))) throw gone();
 }

@@ -6,7 +6,6 @@ import type {
 } from "../../../gen/latchkey/v2/identities_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import { isUniqueViolation } from "../../storage/db.js";
 import { identityInsert } from "../../storage/queries/identities.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -28,8 +27,10 @@ export async function createIdentity(
   authorize(ctx);
   const { workspaceId } = principalOf(ctx);
   const id = newId("id");
-  try {
-    await mutate(deps, ctx, async (tx, change) => {
+  await mutate(
+    deps,
+    ctx,
+    async (tx, change) => {
       await identityInsert(tx, {
         id,
         workspaceId,
@@ -53,10 +54,10 @@ export async function createIdentity(
         settingsFromRequest(req.ratelimits),
       );
       change.invalidate({ kind: "identity", workspaceId, id });
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw errors.identityAlreadyExists(req.externalId);
-    throw err;
-  }
+    },
+    {
+      identities_external_id: () => errors.identityAlreadyExists(req.externalId),
+    },
+  );
   return { data: { identityId: id } };
 }

@@ -6,13 +6,17 @@ import {
   identityFind,
 } from "../../storage/queries/identities.js";
 
-/** Loads the live identity a request names, in the workspace; 404 when there is none. */
+/**
+ * Loads the live identity a request names, in the workspace; 404 when there is none.
+ * `lock`: row-locked for the rest of the transaction (see identityFind).
+ */
 export async function findIdentity(
   q: Queryable,
   workspaceId: string,
   ref: IdentityRef,
+  lock = false,
 ): Promise<IdentityRow> {
-  const row = await identityFind(q, workspaceId, ref);
+  const row = await identityFind(q, workspaceId, ref, lock);
   if (!row) throw errors.identityNotFound();
   return row;
 }

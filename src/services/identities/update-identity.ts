@@ -30,8 +30,10 @@ export async function updateIdentity(
   const setMeta = updates(req.updateMask, "meta", req.meta !== undefined);
   const setLimits = updates(req.updateMask, "ratelimits", req.ratelimits.length > 0);
   const result = await mutate(deps, ctx, async (tx, change) => {
-    // Read inside the transaction, so a concurrent delete turns into a 404 here.
-    const identity = await findIdentity(tx, workspaceId, { identity: target.id });
+    // Read and locked inside the transaction: concurrent updates of this identity take turns
+    // (the second sees the rate limits the first added, and updates them rather than adding
+    // a second limit of one name), and a concurrent delete turns into a 404 here.
+    const identity = await findIdentity(tx, workspaceId, { identity: target.id }, true);
     let limits = await ratelimitsOfIdentities(tx, [identity.id]);
     if (setMeta) {
       identity.meta = storedMeta(req.meta);

@@ -8,7 +8,7 @@ import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
 import type { KeyRow } from "../../storage/queries/keys.js";
-import { findApi } from "../apis/find-api.js";
+import { findApi, lockLiveApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -46,6 +46,7 @@ export async function createKey(
   const secret = generateKey(req.prefix, req.byteLength ?? DEFAULT_BYTE_LENGTH);
   const id = newId("key");
   await mutate(deps, ctx, async (tx, change) => {
+    await lockLiveApi(tx, workspaceId, api.id);
     const roles = await resolveRoles(tx, workspaceId, distinct(req.roles));
     const identityId = await identityForExternalId(
       tx,

@@ -99,16 +99,16 @@ export async function changeKeyPermissions(
 
 /**
  * Replaces the direct permissions of a key by these slugs (missing permissions are created,
- * after `beforeCreate`, which may refuse it).
+ * after `mayCreate` allowed it: see ensurePermissions).
  */
 export async function setKeyPermissions(
   tx: Queryable,
   change: Change,
   key: KeyRef,
   slugs: readonly string[],
-  beforeCreate?: () => void,
+  mayCreate?: () => void,
 ): Promise<PermissionRow[]> {
-  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs, beforeCreate);
+  const desired = await ensurePermissions(tx, change, key.workspaceId, slugs, mayCreate);
   const wanted = new Set(desired.map((p) => p.id));
   const current = await keyDirectPermissions(tx, key.keyId);
   return changeKeyPermissions(

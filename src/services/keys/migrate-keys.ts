@@ -9,7 +9,7 @@ import { normalizeKeyHash } from "../../domain/key-material.js";
 import { catalog } from "../../errors/catalog.js";
 import { errors, ServiceError, type Violation } from "../../errors/service-error.js";
 import { type KeyRow, keysExistingHashes } from "../../storage/queries/keys.js";
-import { findApi } from "../apis/find-api.js";
+import { findApi, lockLiveApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -88,6 +88,7 @@ function migrate(
   hashes: string[],
 ) {
   return mutate(deps, ctx, async (tx, change) => {
+    await lockLiveApi(tx, workspaceId, apiId);
     const roles = await resolveRoles(tx, workspaceId, distinct(req.keys.flatMap((k) => k.roles)));
     // Every key's permissions resolved (and created) at once, not key by key.
     const slugs = distinct(req.keys.flatMap((k) => k.permissions));

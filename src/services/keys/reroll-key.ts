@@ -6,9 +6,11 @@ import type {
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
+import { errors } from "../../errors/service-error.js";
 import { keyDirectPermissions, keyRoles } from "../../storage/queries/key-links.js";
 import { keyMoveCreditsPointers, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
+import { lockLiveApi } from "../apis/find-api.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -34,6 +36,8 @@ export async function rerollKey(
   const id = newId("key");
   const secret = await mutate(deps, ctx, async (tx, change) => {
     const old = await findKey(tx, workspaceId, req.keyId, true);
+    // A key of a deleted API is not found, whatever the reason.
+    await lockLiveApi(tx, workspaceId, old.apiId, errors.keyNotFound);
     const prefix = old.prefix ?? undefined;
     const secret = generateKey(prefix, old.byteLength ?? 16);
     // The balance moves to the new key, unless the old key already spends another's.

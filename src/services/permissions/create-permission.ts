@@ -6,7 +6,6 @@ import type {
 } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import { isUniqueViolation } from "../../storage/db.js";
 import { permissionInsert } from "../../storage/queries/permissions.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -22,8 +21,10 @@ export async function createPermission(
   authorize(ctx);
   const { workspaceId } = principalOf(ctx);
   const id = newId("perm");
-  try {
-    await mutate(deps, ctx, async (tx, change) => {
+  await mutate(
+    deps,
+    ctx,
+    async (tx, change) => {
       await permissionInsert(tx, {
         id,
         workspaceId,
@@ -38,10 +39,10 @@ export async function createPermission(
         resourceId: id,
         description: `Created permission ${req.slug}.`,
       });
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw errors.permissionAlreadyExists(req.slug);
-    throw err;
-  }
+    },
+    {
+      permissions_slug: () => errors.permissionAlreadyExists(req.slug),
+    },
+  );
   return { data: { permissionId: id } };
 }

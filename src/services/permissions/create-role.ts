@@ -6,12 +6,13 @@ import type {
 } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import { isUniqueViolation } from "../../storage/db.js";
+import type { Queryable } from "../../storage/db.js";
+import type { PermissionRow } from "../../storage/queries/permissions.js";
 import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { mutate } from "../mutation.js";
+import { type Change, mutate } from "../mutation.js";
 import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 
 /**
@@ -29,9 +30,13 @@ export async function createRole(
   if (slugs.length > 0) cases.push("attachPermissions");
   if ((await missingSlugs(deps.db, workspaceId, slugs)).length > 0) cases.push("createPermissions");
   authorize(ctx, {}, cases);
+  // A permission that existed at that check may be deleted before the transaction creates it.
+  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
   const id = newId("role");
-  try {
-    await mutate(deps, ctx, async (tx, change) => {
+  await mutate(
+    deps,
+    ctx,
+    async (tx, change) => {
       await roleInsert(tx, {
         id,
         workspaceId,
@@ -45,26 +50,36 @@ export async function createRole(
         resourceId: id,
         description: `Created role ${req.name}.`,
       });
-      const permissions = await ensurePermissions(tx, change, workspaceId, slugs);
-      await roleAddPermissions(
-        tx,
-        workspaceId,
-        id,
-        permissions.map((p) => p.id),
-        change.now,
-      );
-      for (const p of permissions) {
-        change.audit({
-          event: "authorization.connect_role_and_permission",
-          resourceType: "role",
-          resourceId: id,
-          description: `Connected role ${req.name} and permission ${p.slug}.`,
-        });
-      }
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw errors.roleAlreadyExists(req.name);
-    throw err;
-  }
+      const permissions = await ensurePermissions(tx, change, workspaceId, slugs, mayCreate);
+      await attach(tx, change, { id, workspaceId, name: req.name }, permissions);
+    },
+    {
+      roles_name: () => errors.roleAlreadyExists(req.name),
+    },
+  );
   return { data: { roleId: id } };
+}
+
+/** Links a new role to its permissions, with an audit record per link. */
+async function attach(
+  tx: Queryable,
+  change: Change,
+  role: { id: string; workspaceId: string; name: string },
+  permissions: readonly PermissionRow[],
+): Promise<void> {
+  await roleAddPermissions(
+    tx,
+    role.workspaceId,
+    role.id,
+    permissions.map((p) => p.id),
+    change.now,
+  );
+  for (const p of permissions) {
+    change.audit({
+      event: "authorization.connect_role_and_permission",
+      resourceType: "role",
+      resourceId: role.id,
+      description: `Connected role ${role.name} and permission ${p.slug}.`,
+    });
+  }
 }

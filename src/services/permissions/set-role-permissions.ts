@@ -4,7 +4,9 @@ import type {
   SetRolePermissionsRequest,
   SetRolePermissionsResponseSchema,
 } from "../../../gen/latchkey/v2/permissions_pb.js";
+import type { PermissionRow } from "../../storage/queries/permissions.js";
 import {
+  type RoleRow,
   roleAddPermissions,
   roleFindById,
   roleRemovePermissions,
@@ -12,7 +14,7 @@ import {
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { mutate } from "../mutation.js";
+import { type Change, mutate } from "../mutation.js";
 import { permissionsByRole, requireRole } from "./find-role.js";
 import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 import { toPermissionMessage } from "./view.js";
@@ -31,9 +33,13 @@ export async function setRolePermissions(
   const slugs = distinctSlugs(req.permissions);
   const missing = await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, {}, missing.length > 0 ? ["createPermissions"] : []);
+  // A permission that existed at that check may be deleted before the transaction creates it.
+  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
   const final = await mutate(deps, ctx, async (tx, change) => {
-    requireRole(await roleFindById(tx, workspaceId, role.id));
-    const desired = await ensurePermissions(tx, change, workspaceId, slugs);
+    // Locked: concurrent replacements of one role's permissions take turns, so the role ends
+    // with one caller's set, never a mix of two; a concurrent delete turns into a 404 here.
+    requireRole(await roleFindById(tx, workspaceId, role.id, true));
+    const desired = await ensurePermissions(tx, change, workspaceId, slugs, mayCreate);
     const current = (await permissionsByRole(tx, [role.id])).get(role.id) ?? [];
     const wanted = new Set(desired.map((p) => p.id));
     const had = new Set(current.map((p) => p.id));
@@ -51,21 +57,31 @@ export async function setRolePermissions(
       role.id,
       remove.map((p) => p.id),
     );
-    for (const [event, list, verb] of [
-      ["authorization.connect_role_and_permission", add, "Connected"],
-      ["authorization.disconnect_role_and_permissions", remove, "Disconnected"],
-    ] as const) {
-      for (const p of list) {
-        change.audit({
-          event,
-          resourceType: "role",
-          resourceId: role.id,
-          description: `${verb} role ${role.name} and permission ${p.slug}.`,
-        });
-      }
-    }
+    auditLinks(change, role, add, remove);
     if (add.length > 0 || remove.length > 0) change.invalidate({ kind: "rbac", workspaceId });
     return desired;
   });
   return { data: final.map(toPermissionMessage) };
+}
+
+/** An audit record per permission linked to or unlinked from a role. */
+function auditLinks(
+  change: Change,
+  role: RoleRow,
+  added: readonly PermissionRow[],
+  removed: readonly PermissionRow[],
+): void {
+  for (const [event, list, verb] of [
+    ["authorization.connect_role_and_permission", added, "Connected"],
+    ["authorization.disconnect_role_and_permissions", removed, "Disconnected"],
+  ] as const) {
+    for (const p of list) {
+      change.audit({
+        event,
+        resourceType: "role",
+        resourceId: role.id,
+        description: `${verb} role ${role.name} and permission ${p.slug}.`,
+      });
+    }
+  }
 }

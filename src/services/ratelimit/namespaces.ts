@@ -49,7 +49,9 @@ export async function existingNamespace(
  * The namespace a limit procedure names, created (named after the given string) when it
  * does not exist: creating needs `ratelimit.*.limit`, since it adds a namespace to the
  * workspace, not only a decision. A deleted namespace is 410.
- * Concurrent creators converge on one namespace.
+ * Concurrent creators converge on one namespace. After creating, the namespace is read in
+ * the creating transaction, not through the cache: a cache load that began before another
+ * caller's creation committed would still answer "absent".
  */
 export async function namespaceForLimit(
   deps: Deps,
@@ -60,29 +62,34 @@ export async function namespaceForLimit(
   let entry = await lookup(deps, workspaceId, idOrName);
   if (!entry) {
     authorize(ctx, { namespaceId: "*" }, ["createNamespace"]);
-    await mutate(deps, ctx, async (tx, change) => {
-      const id = newId("rlns");
-      if (
-        await namespaceInsertIfAbsent(tx, {
-          id,
-          workspaceId,
-          name: idOrName,
-          createdAt: change.now,
-          deletedAt: null,
-        })
-      ) {
-        change.audit({
-          event: "ratelimitNamespace.create",
-          resourceType: "ratelimitNamespace",
-          resourceId: id,
-          description: `Created rate-limit namespace ${idOrName}.`,
-        });
-        change.invalidate({ kind: "namespace", workspaceId, id });
-      }
-    });
-    entry = await lookup(deps, workspaceId, idOrName);
-    if (!entry) throw new Error(`namespace ${idOrName} missing after creation`);
+    entry = await createNamespace(deps, ctx, workspaceId, idOrName);
   }
   if (entry.namespace.deletedAt !== null) throw errors.namespaceGone();
   return entry;
+}
+
+/** Creates a namespace named `name` unless one exists; returns the one that does now. */
+function createNamespace(
+  deps: Deps,
+  ctx: HandlerContext,
+  workspaceId: string,
+  name: string,
+): Promise<NamespaceEntry> {
+  return mutate(deps, ctx, async (tx, change) => {
+    const id = newId("rlns");
+    const row = { id, workspaceId, name, createdAt: change.now, deletedAt: null };
+    if (await namespaceInsertIfAbsent(tx, row)) {
+      change.audit({
+        event: "ratelimitNamespace.create",
+        resourceType: "ratelimitNamespace",
+        resourceId: id,
+        description: `Created rate-limit namespace ${name}.`,
+      });
+      change.invalidate({ kind: "namespace", workspaceId, id });
+    }
+    // The insert waited for a concurrent creator to commit, so this read sees its row.
+    const namespace = await namespaceFind(tx, workspaceId, name);
+    if (!namespace) throw errors.unexpected(new Error(`namespace ${name} missing after creation`));
+    return { namespace, overrides: await overridesOfNamespace(tx, namespace.id) };
+  });
 }

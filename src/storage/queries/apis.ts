@@ -17,18 +17,24 @@ export async function apiInsert(q: Queryable, api: ApiRow): Promise<void> {
   );
 }
 
-/** Finds a live API of a workspace. Another workspace's API is indistinguishable from none. */
+/**
+ * Finds a live API of a workspace. Another workspace's API is indistinguishable from none.
+ * `lock` share-locks it for the rest of the transaction: a deletion waits for the
+ * transaction to commit, and a lookup that waited on a deletion finds nothing.
+ */
 export async function apiFindById(
   q: Queryable,
   workspaceId: string,
   id: string,
+  lock = false,
 ): Promise<ApiRow | undefined> {
   const rows = await q.query<ApiRow>(
     `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
      from apis
      where workspace_id = $1
        and id = $2
-       and deleted_at is null`,
+       and deleted_at is null
+     ${lock ? "for share" : ""}`,
     [workspaceId, id],
   );
   return rows[0];

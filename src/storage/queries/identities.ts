@@ -38,13 +38,17 @@ export interface IdentityRef {
 
 /**
  * Finds a live identity of the workspace. `identity` matches an id first, then an
- * externalId; `externalId` matches only externalIds.
+ * externalId; `externalId` matches only externalIds. `lock` takes its row lock for the rest
+ * of the transaction, so that changes of one identity (and its deletion) serialise: a
+ * caller that waited reads the identity as the other left it, deleted ones not at all.
  */
 export async function identityFind(
   q: Queryable,
   workspaceId: string,
   ref: IdentityRef,
+  lock = false,
 ): Promise<IdentityRow | undefined> {
+  const locking = lock ? "for update" : "";
   if (ref.identity !== undefined) {
     const rows = await q.query<IdentityRow>(
       `select ${COLUMNS}
@@ -53,7 +57,8 @@ export async function identityFind(
          and (id = $2 or external_id = $2)
          and deleted_at is null
        order by (id = $2) desc
-       limit 1`,
+       limit 1
+       ${locking}`,
       [workspaceId, ref.identity],
     );
     return rows[0];
@@ -63,7 +68,8 @@ export async function identityFind(
      from identities
      where workspace_id = $1
        and external_id = $2
-       and deleted_at is null`,
+       and deleted_at is null
+     ${locking}`,
     [workspaceId, ref.externalId],
   );
   return rows[0];
@@ -136,7 +142,11 @@ export async function identitySoftDelete(q: Queryable, id: string, now: number):
   return rows.length === 1;
 }
 
-/** Finds an identity by externalId, deleted or not (a deleted one keeps its externalId). */
+/**
+ * Finds an identity by externalId, deleted or not (a deleted one keeps its externalId),
+ * share-locked for the rest of the transaction: a key linked to it commits before a
+ * concurrent deletion of the identity, or reads it deleted.
+ */
 export async function identityFindAnyByExternalId(
   q: Queryable,
   workspaceId: string,
@@ -146,7 +156,8 @@ export async function identityFindAnyByExternalId(
     `select ${COLUMNS}
      from identities
      where workspace_id = $1
-       and external_id = $2`,
+       and external_id = $2
+     for share`,
     [workspaceId, externalId],
   );
   return rows[0];

@@ -96,7 +96,10 @@ export async function keyRevokeRoles(
   );
 }
 
-/** The roles of the workspace with these names. */
+/**
+ * The roles of the workspace with these names, locked against deletion (key share) for the
+ * rest of the transaction, so that a grant of them cannot name a role deleted meanwhile.
+ */
 export function rolesByNames(
   q: Queryable,
   workspaceId: string,
@@ -108,7 +111,8 @@ export function rolesByNames(
      from roles
      where workspace_id = $1
        and name = any($2::text[])
-     order by name`,
+     order by name
+     for key share`,
     [workspaceId, names],
   );
 }

@@ -32,11 +32,16 @@ export function permissionFind(
   return findByIdOrName<PermissionRow>(q, "permissions", COLUMNS, workspaceId, idOrSlug);
 }
 
-/** The permissions of the workspace with these slugs. */
+/**
+ * The permissions of the workspace with these slugs. `lock` locks them against deletion (key
+ * share) for the rest of the transaction, so that a grant of them cannot name a permission
+ * deleted meanwhile; one deleted while this waited is not returned.
+ */
 export function permissionsBySlugs(
   q: Queryable,
   workspaceId: string,
   slugs: readonly string[],
+  lock = false,
 ): Promise<PermissionRow[]> {
   if (slugs.length === 0) return Promise.resolve([]);
   return q.query<PermissionRow>(
@@ -44,7 +49,8 @@ export function permissionsBySlugs(
      from permissions
      where workspace_id = $1
        and slug = any($2::text[])
-     order by slug`,
+     order by slug
+     ${lock ? "for key share" : ""}`,
     [workspaceId, slugs],
   );
 }

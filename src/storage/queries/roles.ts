@@ -32,17 +32,22 @@ export function roleFind(
   return findByIdOrName<RoleRow>(q, "roles", COLUMNS, workspaceId, idOrName);
 }
 
-/** Finds a role of the workspace by id only. */
+/**
+ * Finds a role of the workspace by id only. `lock` takes its row lock for the rest of the
+ * transaction, so that changes of one role's permissions serialise.
+ */
 export async function roleFindById(
   q: Queryable,
   workspaceId: string,
   id: string,
+  lock = false,
 ): Promise<RoleRow | undefined> {
   const rows = await q.query<RoleRow>(
     `select ${COLUMNS}
      from roles
      where workspace_id = $1
-       and id = $2`,
+       and id = $2
+     ${lock ? "for update" : ""}`,
     [workspaceId, id],
   );
   return rows[0];
