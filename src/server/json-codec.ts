@@ -15,7 +15,7 @@ import {
 } from "../../gen/latchkey/v2/options_pb.js";
 import { escapePointer, violationsFull } from "../domain/field-rules.js";
 import type { Violation } from "../errors/service-error.js";
-import { recordJsonPresence } from "./presence.js";
+import { jsonPresenceOf, recordJsonPresence } from "./presence.js";
 
 /**
  * The /v2 JSON form of our messages. It differs from protobuf JSON on purpose (see
@@ -271,9 +271,18 @@ export function decodeObject(
   }
   recordJsonPresence(message, present);
   if (plan.updateMask) {
-    const paths = plan.fields
-      .filter((p) => present.has(p.field.localName))
-      .map((p) => p.field.name);
+    const paths: string[] = [];
+    for (const p of plan.fields) {
+      if (!present.has(p.field.localName)) continue;
+      paths.push(p.field.name);
+      if (p.field.fieldKind === "message" && !p.isStruct) {
+        // A nested object's keys go into the mask too (`credits.remaining`): protobuf cannot
+        // tell a member sent as null from one left out, and an update may treat them apart.
+        const sent = jsonPresenceOf(message[p.field.localName] as object | undefined);
+        for (const sub of (p.field.message as DescMessage).fields)
+          if (sent?.has(sub.localName)) paths.push(`${p.field.name}.${sub.name}`);
+      }
+    }
     message[plan.updateMask.localName] = create(FieldMaskSchema, { paths });
   }
   return message;

@@ -28,6 +28,11 @@ export function recordJsonPresence(message: object, localNames: Set<string>): vo
   (message as WithPresence)[jsonPresence] = localNames;
 }
 
+/** The local names of the fields a JSON object carried for `message`, if it came from one. */
+export function jsonPresenceOf(message: object | undefined): ReadonlySet<string> | undefined {
+  return (message as WithPresence | undefined)?.[jsonPresence];
+}
+
 /** Records the top-level keys a protobuf JSON body carried for `message` (see bodyKeys). */
 export function recordBodyKeys(message: object, keys: ReadonlySet<string>): void {
   (message as WithPresence)[bodyKeys] = keys;

@@ -74,6 +74,9 @@ describe("@unkey/api 2.5.1 against Latchkey: keys", () => {
     await unkey.keys.updateKey({ keyId, credits: { remaining: 5, refill: null } });
     const got = await unkey.keys.getKey({ keyId });
     expect(got.data.credits).toEqual({ remaining: 5 });
+    // Only the refill named: it goes, and the balance stays (never unlimited).
+    await unkey.keys.updateKey({ keyId, credits: { refill: null } });
+    expect((await unkey.keys.getKey({ keyId })).data.credits).toEqual({ remaining: 5 });
   });
 
   it("migrates keys and reports failed as an array", async () => {

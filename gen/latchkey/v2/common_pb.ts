@@ -214,8 +214,8 @@ export type Credits = Message<"latchkey.v2.Credits"> & {
 
   /**
    * Optional refill settings; they need a numeric `remaining`. Null means no refill, the same
-   * as leaving it out: a credits object replaces the whole setting, so `{"remaining": 5,
-   * "refill": null}` in an update sets 5 and drops the refill.
+   * as leaving it out: in an update `{"remaining": 5, "refill": null}` sets 5 and drops the
+   * refill, and `{"refill": null}` drops the refill and keeps the key's balance.
    *
    * @generated from field: optional latchkey.v2.CreditsRefill refill = 2;
    */

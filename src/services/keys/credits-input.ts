@@ -33,9 +33,17 @@ export function checkCredits(c: Credits | undefined, pointer: string): void {
   if (violations.length > 0) throw errors.invalidInput(violations);
 }
 
-/** The stored state of new credits, set at `now` (the next refill is at the next boundary). */
-export function creditState(c: Credits | undefined, now: number): CreditState {
-  const input = creditsInput(c);
+/**
+ * The stored state of new credits, set at `now` (the next refill is at the next boundary).
+ * `keptRemaining`, when given, is the balance to keep in place of the request's.
+ */
+export function creditState(
+  c: Credits | undefined,
+  now: number,
+  keptRemaining?: number | null,
+): CreditState {
+  const given = creditsInput(c);
+  const input = keptRemaining === undefined ? given : { ...given, remaining: keptRemaining };
   if (input.remaining === null)
     return { remaining: null, refillAmount: null, refillDay: null, lastRefillAt: null };
   return {

@@ -4,6 +4,7 @@ import type {
   UpdateKeyRequest,
   UpdateKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { applyRefill } from "../../domain/credits.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import { type KeyRow, keyWrite } from "../../storage/queries/keys.js";
@@ -53,7 +54,9 @@ export async function updateKey(
     if (set.enabled) key.enabled = req.enabled as boolean;
     if (set.credits) {
       const holder = await creditsHolder(tx, key);
-      Object.assign(holder, creditState(req.credits, change.now));
+      // The balance kept is the one the key has now, any refill already due applied.
+      const kept = keepsBalance(req) ? applyRefill(holder, change.now).remaining : undefined;
+      Object.assign(holder, creditState(req.credits, change.now, kept));
       await writeHolder(tx, change, key, holder);
     }
     if (set.ratelimits) {
@@ -84,6 +87,18 @@ export async function updateKey(
 }
 
 type Fields = ReturnType<typeof fieldsOf>;
+
+/**
+ * True when a credits object leaves `remaining` out (not null) and sets no refill: it drops
+ * the refill and keeps the balance. Only `credits: null` or `remaining: null` makes a key
+ * unlimited, so a client that sends `{"refill": null}` to drop a refill (the official SDK
+ * does) never turns a metered key into a free one.
+ */
+function keepsBalance(req: UpdateKeyRequest): boolean {
+  const c = req.credits;
+  if (!c || c.remaining !== undefined || c.refill !== undefined) return false;
+  return !updates(req.updateMask, "credits.remaining", false);
+}
 
 /** The fields the request changes: those of its mask, or without one those it sets. */
 function fieldsOf(req: UpdateKeyRequest) {

@@ -6,6 +6,7 @@ import { KeysService, UpdateKeyRequestSchema } from "../../../gen/latchkey/v2/ke
 import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
+const DAY = 86_400_000;
 const s = useServer();
 let n = 0;
 
@@ -128,7 +129,7 @@ describe.each(DOORS)("keys.updateKey via %s", (door) => {
     expect((await s.call(door, "keys.getKey", { keyId: k.keyId })).data.enabled).toBe(true);
   });
 
-  it("credits replace the whole setting: refill null drops the refill, remaining is as given", async () => {
+  it("credits: refill null drops the refill; remaining left out keeps the balance, never unlimited", async () => {
     const initial = { remaining: 3, refill: { interval: "daily", amount: 10 } };
     const credits = async (body: Record<string, unknown>) => {
       const k = await s.seed.key({ credits: initial });
@@ -138,9 +139,23 @@ describe.each(DOORS)("keys.updateKey via %s", (door) => {
     };
     expect(await credits({ remaining: 5, refill: null })).toEqual({ remaining: 5 });
     expect(await credits({ remaining: 5 })).toEqual({ remaining: 5 });
-    // Left out of the object, remaining takes its default too: unlimited.
-    expect(await credits({ refill: null })).toBeUndefined();
+    // Left out of the object, remaining keeps the key's balance: leaving a member out never
+    // makes a metered key free. Only null makes it unlimited.
+    expect(await credits({ refill: null })).toEqual({ remaining: 3 });
+    expect(await credits({})).toEqual({ remaining: 3 });
     expect(await credits({ remaining: null, refill: null })).toBeUndefined();
+    expect(await credits({ remaining: null })).toBeUndefined();
+  });
+
+  it("keeps the balance with a refill already due applied when refill null drops the refill", async () => {
+    const k = await s.seed.key({
+      credits: { remaining: 3, refill: { interval: "daily", amount: 10 } },
+    });
+    s.clock.advance(DAY);
+    const res = await s.call(door, "keys.updateKey", { keyId: k.keyId, credits: { refill: null } });
+    expect(res.status).toBe(200);
+    const after = (await s.call(door, "keys.getKey", { keyId: k.keyId })).data.credits;
+    expect(after).toEqual({ remaining: 10 });
   });
 
   it("answers a refill that would leave remaining null with 400, and writes nothing", async () => {
