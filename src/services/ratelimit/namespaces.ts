@@ -59,7 +59,8 @@ export async function namespaceForLimit(
 ): Promise<NamespaceEntry> {
   let entry = await lookup(deps, workspaceId, idOrName);
   if (!entry) {
-    authorize(ctx, { namespaceId: "*" }, ["createNamespace"]);
+    // Every namespace, the new one among them: `ratelimit.*.limit`.
+    authorize(ctx, { namespaceId: "*" });
     await mutate(deps, ctx, async (tx, change) => {
       const id = newId("rlns");
       if (
