@@ -30,6 +30,8 @@ import { join, relative } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const PROCEDURES = "src/services/procedures.ts";
+/** The file written to catch these mutants: run on its own first. */
+const FIRST = "test/security/permission-checks.test.ts";
 const COPIED = ["src", "test", "gen", "package.json", "tsconfig.json", "vitest.config.ts"];
 
 /** Every file under `dir` (relative to the root) whose name ends with `suffix`. */
@@ -192,10 +194,31 @@ function copyRepo() {
   return dir;
 }
 
+/** Runs `files` (tests named by `pattern`); caught when a test failed or an error escaped. */
+async function runStage(vitest, dir, files, pattern) {
+  const project = vitest.getProjectByName("pglite");
+  const specs = files.map((f) =>
+    project.createSpecification(join(dir, f), { testNamePattern: pattern }),
+  );
+  const result = await vitest.runTestSpecifications(specs);
+  const failed = result.testModules.filter((m) => m.state() === "failed").length;
+  const ran = result.testModules.reduce(
+    (n, m) => n + [...m.children.allTests()].filter((t) => t.result().state !== "skipped").length,
+    0,
+  );
+  return { caught: failed > 0 || result.unhandledErrors.length > 0, ran };
+}
+
 /** Worker: runs its mutants in its own copy with one Vitest; prints one JSON line each. */
 async function worker(jobsPath) {
   const jobs = JSON.parse(readFileSync(jobsPath, "utf8"));
   const dir = copyRepo();
+  // An interrupted run leaves no copy behind either.
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.on(signal, () => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(1);
+    });
   const { createVitest } = await import("vitest/node");
   const vitest = await createVitest("test", {
     root: dir,
@@ -206,7 +229,6 @@ async function worker(jobsPath) {
     reporters: [{}],
   });
   try {
-    const project = vitest.getProjectByName("pglite");
     for (const job of jobs) {
       const path = join(dir, job.file);
       const original = readFileSync(path, "utf8");
@@ -215,17 +237,16 @@ async function worker(jobsPath) {
       const started = Date.now();
       try {
         const pattern = new RegExp(job.procedures.map(escapeRegExp).join("|"));
-        const specs = job.files.map((f) =>
-          project.createSpecification(join(dir, f), { testNamePattern: pattern }),
-        );
-        const result = await vitest.runTestSpecifications(specs);
-        const failed = result.testModules.filter((m) => m.state() === "failed").length;
-        const ran = result.testModules.reduce(
-          (n, m) =>
-            n + [...m.children.allTests()].filter((t) => t.result().state !== "skipped").length,
-          0,
-        );
-        const caught = failed > 0 || result.unhandledErrors.length > 0;
+        // The focused file first: most mutants fail it within seconds, the rest run after.
+        const stages = [job.files.filter((f) => f === FIRST), job.files.filter((f) => f !== FIRST)];
+        let caught = false;
+        let ran = 0;
+        for (const files of stages.filter((f) => f.length > 0)) {
+          const stage = await runStage(vitest, dir, files, pattern);
+          ran += stage.ran;
+          caught = stage.caught;
+          if (caught) break;
+        }
         console.log(JSON.stringify({ name: job.name, caught, ran, ms: Date.now() - started }));
       } finally {
         writeFileSync(path, original);
