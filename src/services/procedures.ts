@@ -97,16 +97,10 @@ export const procedures = {
     ],
     when: { createPermissions: "rbac.*.create_permission" },
   },
-  "ratelimit.limit": {
-    auth: "required",
-    permission: "ratelimit.{namespaceId}.limit",
-    when: { createNamespace: "ratelimit.*.limit" },
-  },
-  "ratelimit.multiLimit": {
-    auth: "required",
-    permission: "ratelimit.{namespaceId}.limit",
-    when: { createNamespace: "ratelimit.*.limit" },
-  },
+  // Creating the namespace on first use checks this with {namespaceId} = "*".
+  "ratelimit.limit": { auth: "required", permission: "ratelimit.{namespaceId}.limit" },
+  // Creating the namespace on first use checks this with {namespaceId} = "*".
+  "ratelimit.multiLimit": { auth: "required", permission: "ratelimit.{namespaceId}.limit" },
   "ratelimit.setOverride": { auth: "required", permission: "ratelimit.{namespaceId}.set_override" },
   "ratelimit.getOverride": {
     auth: "required",

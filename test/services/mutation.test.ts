@@ -14,6 +14,9 @@ import { useServer } from "../harness/server.js";
 const s = useServer();
 let n = 0;
 
+/** How often a unit of work runs at most: once and two more times after transient conflicts. */
+const MAX_RUNS = 3;
+
 const actor = (): Actor => ({
   type: "rootkey",
   id: "rk_mutation_test",
@@ -61,7 +64,7 @@ describe("mutateAs and transient conflicts", () => {
       ).rejects.toThrow(message);
       return runs;
     };
-    expect(await runsFailingWith("40001", "could not serialize access")).toBe(3);
+    expect(await runsFailingWith("40001", "could not serialize access")).toBe(MAX_RUNS);
     expect(await runsFailingWith("23505", "duplicate key")).toBe(1);
   });
 
@@ -139,7 +142,14 @@ describe("mutateAs and transient conflicts", () => {
       console.log(
         `deadlock resolved in ${(performance.now() - started).toFixed(0)} ms, runs ${JSON.stringify(runs)}`,
       );
-      expect(runs.first + runs.second).toBe(3);
+      // PostgreSQL picks either unit as the victim, and a retry may meet another deadlock:
+      // what is guaranteed is that both commit, at least one ran again, and neither ran
+      // more often than the retry cap allows.
+      expect(runs.first + runs.second).toBeGreaterThanOrEqual(3);
+      expect(runs.first).toBeGreaterThanOrEqual(1);
+      expect(runs.second).toBeGreaterThanOrEqual(1);
+      expect(runs.first).toBeLessThanOrEqual(MAX_RUNS);
+      expect(runs.second).toBeLessThanOrEqual(MAX_RUNS);
       const rows = await s.db.query<{ remaining: number }>(
         "select remaining from keys where id = any($1::text[])",
         [[a.keyId, b.keyId]],

@@ -61,7 +61,8 @@ export async function namespaceForLimit(
 ): Promise<NamespaceEntry> {
   let entry = await lookup(deps, workspaceId, idOrName);
   if (!entry) {
-    authorize(ctx, { namespaceId: "*" }, ["createNamespace"]);
+    // Every namespace, the new one among them: `ratelimit.*.limit`.
+    authorize(ctx, { namespaceId: "*" });
     entry = await createNamespace(deps, ctx, workspaceId, idOrName);
   }
   if (entry.namespace.deletedAt !== null) throw errors.namespaceGone();
