@@ -6,17 +6,18 @@ import type {
 } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import { isUniqueViolation } from "../../storage/db.js";
+import { isUniqueViolation, type Queryable } from "../../storage/db.js";
 import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { mutate } from "../mutation.js";
+import { type Change, mutate } from "../mutation.js";
 import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 
 /**
  * Creates a role with permissions given by slug; missing permissions are created.
- * Attaching permissions and creating them need permissions of their own.
+ * Attaching permissions and creating them need permissions of their own; the one to create is
+ * checked again where it would be created (403, rolled back).
  */
 export async function createRole(
   deps: Deps,
@@ -45,26 +46,43 @@ export async function createRole(
         resourceId: id,
         description: `Created role ${req.name}.`,
       });
-      const permissions = await ensurePermissions(tx, change, workspaceId, slugs);
-      await roleAddPermissions(
-        tx,
-        workspaceId,
-        id,
-        permissions.map((p) => p.id),
-        change.now,
-      );
-      for (const p of permissions) {
-        change.audit({
-          event: "authorization.connect_role_and_permission",
-          resourceType: "role",
-          resourceId: id,
-          description: `Connected role ${req.name} and permission ${p.slug}.`,
-        });
-      }
+      await connectPermissions(tx, change, ctx, { id, workspaceId, name: req.name }, slugs);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.roleAlreadyExists(req.name);
     throw err;
   }
   return { data: { roleId: id } };
+}
+
+/**
+ * Connects a new role to the permissions with these slugs (audited), creating missing ones:
+ * a permission deleted since the caller's check would be created, so creating needs the grant
+ * here too (the 403 rolls the role back).
+ */
+async function connectPermissions(
+  tx: Queryable,
+  change: Change,
+  ctx: HandlerContext,
+  role: { id: string; workspaceId: string; name: string },
+  slugs: readonly string[],
+): Promise<void> {
+  const permissions = await ensurePermissions(tx, change, role.workspaceId, slugs, () =>
+    authorize(ctx, {}, ["createPermissions"]),
+  );
+  await roleAddPermissions(
+    tx,
+    role.workspaceId,
+    role.id,
+    permissions.map((p) => p.id),
+    change.now,
+  );
+  for (const p of permissions) {
+    change.audit({
+      event: "authorization.connect_role_and_permission",
+      resourceType: "role",
+      resourceId: role.id,
+      description: `Connected role ${role.name} and permission ${p.slug}.`,
+    });
+  }
 }

@@ -12,14 +12,15 @@ import {
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { mutate } from "../mutation.js";
+import { type Change, mutate } from "../mutation.js";
 import { permissionsByRole, requireRole } from "./find-role.js";
 import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 import { toPermissionMessage } from "./view.js";
 
 /**
  * Replaces the permissions of a role by the given slugs (missing ones are created; []
- * removes all). Repeating the same request changes and audits nothing.
+ * removes all). Repeating the same request changes and audits nothing. Creating a permission
+ * needs rbac.*.create_permission, checked again where it would be created (403, rolled back).
  */
 export async function setRolePermissions(
   deps: Deps,
@@ -32,8 +33,13 @@ export async function setRolePermissions(
   const missing = await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, {}, missing.length > 0 ? ["createPermissions"] : []);
   const final = await mutate(deps, ctx, async (tx, change) => {
-    requireRole(await roleFindById(tx, workspaceId, role.id));
-    const desired = await ensurePermissions(tx, change, workspaceId, slugs);
+    // Locked: concurrent replacements of one role's permissions apply one after the other,
+    // each diffing against what the previous left, and a deleted role is 404 here.
+    requireRole(await roleFindById(tx, workspaceId, role.id, true));
+    // A permission deleted since the check above would be created: that needs the grant.
+    const desired = await ensurePermissions(tx, change, workspaceId, slugs, () =>
+      authorize(ctx, {}, ["createPermissions"]),
+    );
     const current = (await permissionsByRole(tx, [role.id])).get(role.id) ?? [];
     const wanted = new Set(desired.map((p) => p.id));
     const had = new Set(current.map((p) => p.id));
@@ -51,21 +57,31 @@ export async function setRolePermissions(
       role.id,
       remove.map((p) => p.id),
     );
-    for (const [event, list, verb] of [
-      ["authorization.connect_role_and_permission", add, "Connected"],
-      ["authorization.disconnect_role_and_permissions", remove, "Disconnected"],
-    ] as const) {
-      for (const p of list) {
-        change.audit({
-          event,
-          resourceType: "role",
-          resourceId: role.id,
-          description: `${verb} role ${role.name} and permission ${p.slug}.`,
-        });
-      }
-    }
+    auditLinks(change, role, add, remove);
     if (add.length > 0 || remove.length > 0) change.invalidate({ kind: "rbac", workspaceId });
     return desired;
   });
   return { data: final.map(toPermissionMessage) };
+}
+
+/** Audits each permission connected to and disconnected from the role. */
+function auditLinks(
+  change: Change,
+  role: { id: string; name: string },
+  add: readonly { slug: string }[],
+  remove: readonly { slug: string }[],
+): void {
+  for (const [event, list, verb] of [
+    ["authorization.connect_role_and_permission", add, "Connected"],
+    ["authorization.disconnect_role_and_permissions", remove, "Disconnected"],
+  ] as const) {
+    for (const p of list) {
+      change.audit({
+        event,
+        resourceType: "role",
+        resourceId: role.id,
+        description: `${verb} role ${role.name} and permission ${p.slug}.`,
+      });
+    }
+  }
 }

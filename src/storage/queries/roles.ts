@@ -32,17 +32,22 @@ export function roleFind(
   return findByIdOrName<RoleRow>(q, "roles", COLUMNS, workspaceId, idOrName);
 }
 
-/** Finds a role of the workspace by id only. */
+/**
+ * Finds a role of the workspace by id only. `lock` holds the row until the transaction ends
+ * against other changes of the role and its deletion, not against keys taking the role.
+ */
 export async function roleFindById(
   q: Queryable,
   workspaceId: string,
   id: string,
+  lock = false,
 ): Promise<RoleRow | undefined> {
   const rows = await q.query<RoleRow>(
     `select ${COLUMNS}
      from roles
      where workspace_id = $1
-       and id = $2`,
+       and id = $2
+     ${lock ? "for no key update" : ""}`,
     [workspaceId, id],
   );
   return rows[0];
