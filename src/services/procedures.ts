@@ -68,7 +68,16 @@ export const procedures = {
   },
   "keys.updateCredits": { auth: "required", permission: "api.{apiId}.update_key" },
   "keys.deleteKey": { auth: "required", permission: "api.{apiId}.delete_key" },
-  "keys.rerollKey": { auth: "required", permission: "api.{apiId}.create_key" },
+  // The new key gets the old one's roles and direct permissions, so a key holding some needs
+  // the grants createKey would need to give them (decided on the key, once it is found).
+  "keys.rerollKey": {
+    auth: "required",
+    permission: "api.{apiId}.create_key",
+    when: {
+      addRoles: "rbac.*.add_role_to_key",
+      addPermissions: "rbac.*.add_permission_to_key",
+    },
+  },
   "keys.migrateKeys": {
     auth: "required",
     permission: "api.{apiId}.create_key",

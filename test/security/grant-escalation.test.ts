@@ -183,6 +183,29 @@ const CREATE_CASES: Case[] = [
   },
 ];
 
+// A reroll gives the new key the old one's roles and direct permissions: the same grant as a
+// createKey naming them, so the same permissions, decided on what the key holds.
+const REROLL_CASES: Case[] = [
+  {
+    name: "keys.rerollKey of a key holding roles needs add_role_to_key",
+    procedure: "keys.rerollKey",
+    body: (w) => ({ keyId: w.keyId, expiration: 0 }),
+    holds: (w) => [create(w), ADD_PERMISSION],
+    missing: ADD_ROLE,
+    keyOf: created,
+    expected: (w) => ({ roles: [w.heldRole], permissions: [w.heldSlug] }),
+  },
+  {
+    name: "keys.rerollKey of a key holding direct permissions needs add_permission_to_key",
+    procedure: "keys.rerollKey",
+    body: (w) => ({ keyId: w.keyId, expiration: 0 }),
+    holds: (w) => [create(w), ADD_ROLE],
+    missing: ADD_PERMISSION,
+    keyOf: created,
+    expected: (w) => ({ roles: [w.heldRole], permissions: [w.heldSlug] }),
+  },
+];
+
 const UPDATE_CASES: Case[] = [
   {
     name: "keys.updateKey with roles needs add_role_to_key",
@@ -363,7 +386,7 @@ async function expectHolds(keyId: string, expected: Expected): Promise<void> {
 }
 
 describe.each(DOORS_UNDER_TEST)("grants through key fields, via %s", (door) => {
-  it.each([...CREATE_CASES, ...UPDATE_CASES])(
+  it.each([...CREATE_CASES, ...REROLL_CASES, ...UPDATE_CASES])(
     "$name: 403 naming it and nothing written; with it, 200",
     async (c) => {
       const w = await world();
@@ -422,6 +445,24 @@ describe.each(DOORS_UNDER_TEST)("grants through key fields, via %s", (door) => {
     );
     expect(renamed.status).toBe(200);
     await expectHolds(w.keyId, { roles: [w.heldRole], permissions: [w.heldSlug] });
+  });
+
+  it("create_key alone still rerolls a key that holds no role and no permission", async () => {
+    const w = await world();
+    const plain = await s.seed.key({ apiId: w.apiId });
+    const narrow = await s.seed.rootKey([create(w)]);
+    const res = await s.call(door, "keys.rerollKey", { keyId: plain.keyId, expiration: 0 }, narrow);
+    expect(res.status).toBe(200);
+    await expectHolds(res.data.keyId, { roles: [], permissions: [] });
+  });
+
+  it("rerolling another workspace's key is 404 before any grant is asked for", async () => {
+    const w = await world();
+    const other = await s.seed.workspace();
+    const narrow = await s.seed.rootKey(["api.*.create_key"], other);
+    const res = await s.call(door, "keys.rerollKey", { keyId: w.keyId, expiration: 0 }, narrow);
+    expect(res.status).toBe(404);
+    expect(res.error?.code).toBe("err:svc:data:key_not_found");
   });
 
   it("an unknown key is 404 before any grant is asked for", async () => {

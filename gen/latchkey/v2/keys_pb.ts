@@ -1851,7 +1851,8 @@ export const KeysService: GenService<{
   /**
    * RerollKey issues a new key with the settings of an existing one; the old key keeps
    * verifying for the grace period, spending the new key's credits.
-   * Permission: api.<apiId>.create_key.
+   * Permission: api.<apiId>.create_key, plus rbac.*.add_role_to_key when the key holds roles
+   * and rbac.*.add_permission_to_key when it holds direct permissions (the new key gets them).
    *
    * @generated from rpc latchkey.v2.KeysService.RerollKey
    */

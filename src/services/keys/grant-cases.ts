@@ -60,6 +60,20 @@ export async function grantCases(
 }
 
 /**
+ * The permission cases of copying what a key holds to a new key (rerollKey): the copy gives
+ * the new key every role and direct permission of the old, as a createKey naming them would.
+ */
+export function copyCases(held: {
+  roles: readonly unknown[];
+  permissions: readonly unknown[];
+}): GrantCase[] {
+  const cases: GrantCase[] = [];
+  if (held.roles.length > 0) cases.push("addRoles");
+  if (held.permissions.length > 0) cases.push("addPermissions");
+  return cases;
+}
+
+/**
  * A check to run just before creating a permission or an identity inside the transaction:
  * what the request names may have been deleted since `grantCases` looked, and the 403 then
  * rolls the transaction back, so a caller without the grant never creates one.

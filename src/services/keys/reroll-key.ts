@@ -7,6 +7,7 @@ import type {
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
+import type { Queryable } from "../../storage/db.js";
 import { keyDirectPermissions, keyRoles } from "../../storage/queries/key-links.js";
 import { keyMoveCreditsPointers, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
@@ -17,13 +18,15 @@ import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
 import { invalidateKeys } from "./credits-holder.js";
 import { findKey } from "./find-key.js";
+import { copyCases } from "./grant-cases.js";
 import { insertNewKey } from "./insert-key.js";
 
 /**
  * Replaces a key by a new one with the same settings (prefix kept whole, same length,
  * name, identity, meta, expiry, rate limits, roles, permissions). The old key keeps
  * verifying until `now + expiration` (never later than it would have), and spends the new
- * key's credits meanwhile: the two never hold two balances.
+ * key's credits meanwhile: the two never hold two balances. A key that holds roles or direct
+ * permissions needs the grants that giving them to a new key needs (403, nothing written).
  */
 export async function rerollKey(
   deps: Deps,
@@ -54,22 +57,11 @@ export async function rerollKey(
         ? {}
         : { remaining: null, refillAmount: null, refillDay: null, lastRefillAt: null }),
     };
-    const ratelimits = (await ratelimitsOfKey(tx, old.id)).map(
-      ({ name, limit, durationMs, autoApply }) => ({
-        name,
-        limit,
-        durationMs,
-        autoApply,
-      }),
-    );
-    const permissions = (await keyDirectPermissions(tx, old.id)).map((p) => p.slug);
-    const roles = await keyRoles(tx, old.id);
-    await insertNewKey(
-      tx,
-      change,
-      { row, ratelimits, permissions, roles },
-      `Created key ${id} by rerolling ${old.id}.`,
-    );
+    const held = await heldBy(tx, old.id);
+    // The new key gets the old key's roles and permissions: as much a grant as createKey's
+    // fields, so it needs the same grants. Checked on what was read here, before any write.
+    authorize(ctx, { apiId: old.apiId }, copyCases(held));
+    await insertNewKey(tx, change, { row, ...held }, `Created key ${id} by rerolling ${old.id}.`);
     if (ownsBalance) {
       invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id, change.now));
       Object.assign(old, {
@@ -94,4 +86,14 @@ export async function rerollKey(
     return secret;
   });
   return { data: { keyId: id, key: secret } };
+}
+
+/** What a key holds that its reroll copies: rate limits, direct permission slugs, roles. */
+async function heldBy(tx: Queryable, keyId: string) {
+  const ratelimits = (await ratelimitsOfKey(tx, keyId)).map(
+    ({ name, limit, durationMs, autoApply }) => ({ name, limit, durationMs, autoApply }),
+  );
+  const permissions = (await keyDirectPermissions(tx, keyId)).map((p) => p.slug);
+  const roles = await keyRoles(tx, keyId);
+  return { ratelimits, permissions, roles };
 }

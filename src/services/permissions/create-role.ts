@@ -17,7 +17,8 @@ import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
 
 /**
  * Creates a role with permissions given by slug; missing permissions are created.
- * Attaching permissions and creating them need permissions of their own.
+ * Attaching permissions and creating them need permissions of their own; the one to create is
+ * checked again where it would be created (403, rolled back).
  */
 export async function createRole(
   deps: Deps,

@@ -21,7 +21,8 @@ import { toPermissionMessage } from "./view.js";
 
 /**
  * Replaces the permissions of a role by the given slugs (missing ones are created; []
- * removes all). Repeating the same request changes and audits nothing.
+ * removes all). Repeating the same request changes and audits nothing. Creating a permission
+ * needs rbac.*.create_permission, checked again where it would be created (403, rolled back).
  */
 export async function setRolePermissions(
   deps: Deps,

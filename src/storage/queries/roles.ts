@@ -33,8 +33,8 @@ export function roleFind(
 }
 
 /**
- * Finds a role of the workspace by id only. `lock` takes its row lock for the rest of the
- * transaction, so that changes of one role's permissions serialise.
+ * Finds a role of the workspace by id only. `lock` holds the row until the transaction ends
+ * against other changes of the role and its deletion, not against keys taking the role.
  */
 export async function roleFindById(
   q: Queryable,
@@ -47,7 +47,7 @@ export async function roleFindById(
      from roles
      where workspace_id = $1
        and id = $2
-     ${lock ? "for update" : ""}`,
+     ${lock ? "for no key update" : ""}`,
     [workspaceId, id],
   );
   return rows[0];
