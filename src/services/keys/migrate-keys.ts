@@ -25,8 +25,9 @@ import { insertKey } from "./insert-key.js";
 
 /**
  * Imports up to 100 keys of another system by the SHA-256 of their secret (base64 or hex):
- * they verify at once. A hash that exists already (on any key, deleted ones too) or twice
- * in the request is reported in `failed` and skipped. Unknown roles are 404 and nothing is
+ * they verify at once. A hash that a key of this workspace has already (deleted ones too) or
+ * that comes twice in the request is reported in `failed` and skipped. Other workspaces'
+ * keys are never looked at: whether they hold a hash is not this tenant's to learn. Unknown roles are 404 and nothing is
  * written; missing identities and permissions are created.
  */
 export async function migrateKeys(
@@ -85,7 +86,7 @@ function migrate(
     const bySlug = new Map(
       (await ensurePermissions(tx, change, workspaceId, slugs)).map((p) => [p.slug, p]),
     );
-    const taken = new Set(await keysExistingHashes(tx, hashes));
+    const taken = new Set(await keysExistingHashes(tx, workspaceId, hashes));
     const migrated: { hash: string; keyId: string }[] = [];
     const failed: string[] = [];
     for (const [i, k] of req.keys.entries()) {
