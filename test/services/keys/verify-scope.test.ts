@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { currentEngine } from "../../harness/engine.js";
+import { startNode } from "../../harness/processes.js";
 import { DOORS, type TestDoor, useServer } from "../../harness/server.js";
 
 // One instance serves several API owners (workspaces), who must never accept each other's
@@ -199,6 +201,57 @@ describe("keys.verifyKey on an instance of one workspace", () => {
       const scoped = await s.call(door, "keys.verifyKey", { key: k.key, apiId: k.apiId }, null);
       expect(scoped.data.code, door).toBe("VALID");
       expect((await s.call(door, "keys.verifyKey", { key: k.key })).data.code, door).toBe("VALID");
+    }
+  });
+});
+
+describe("the one workspace a node knows of", () => {
+  const s = useServer();
+
+  it("only ever narrows: a workspace added behind the bus's back is not searched, and a resync withdraws it", async () => {
+    // Written straight into the database: no node hears of this workspace.
+    await s.db.query(
+      "insert into workspaces (id, name, created_at) values ('ws_behind_the_back', 'hidden', 0)",
+    );
+    const rootKey = await s.seed.rootKey(["*.*.*"], "ws_behind_the_back");
+    const apiId = await s.seed.api("ws_behind_the_back");
+    const hidden = await s.seed.key({ apiId }, rootKey);
+    const own = await s.seed.key();
+    const headerless = (key: string) => s.call("json", "keys.verifyKey", { key }, null);
+    // Still scoped to the workspace it knew: that one's keys verify, the other's are not found.
+    expect((await headerless(own.key)).data.code).toBe("VALID");
+    expect((await headerless(hidden.key)).data).toEqual({ valid: false, code: "NOT_FOUND" });
+    // A resync (what a node does when its LISTEN session comes back) counts again.
+    s.app.deps.bus.applyLocal([{ kind: "all" }]);
+    const deadline = Date.now() + 10_000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) status = (await headerless(own.key)).status;
+    expect(status).toBe(401);
+  });
+});
+
+// Several processes share one database only on PostgreSQL (LISTEN/NOTIFY invalidation).
+describe.skipIf(currentEngine() !== "postgres")("another process", () => {
+  const s = useServer();
+
+  it("stops verifying header-less without apiId once a workspace is created elsewhere", async () => {
+    const k = await s.seed.key();
+    const node = await startNode({ databaseUrl: s.databaseUrl as string, rootKey: s.rootKey });
+    try {
+      const headerless = () =>
+        fetch(`${node.url}/v2/keys.verifyKey`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ key: k.key }),
+        });
+      expect((await headerless()).status).toBe(200);
+      await s.seed.workspace();
+      const deadline = Date.now() + 10_000;
+      let status = 200;
+      while (status === 200 && Date.now() < deadline) status = (await headerless()).status;
+      expect(status).toBe(401);
+    } finally {
+      await node.stop();
     }
   });
 });
