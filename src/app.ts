@@ -5,6 +5,7 @@ import { loadQueryParser } from "./analytics/query.js";
 import { scheduleRetention } from "./analytics/retention.js";
 import { InvalidationBus } from "./cache/bus.js";
 import { createCaches } from "./cache/caches.js";
+import { SoleWorkspace } from "./cache/sole-workspace.js";
 import type { Config } from "./config.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { newId } from "./domain/ids.js";
@@ -124,6 +125,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       clock,
       bus,
       caches,
+      soleWorkspace: new SoleWorkspace(db, bus, log),
       log,
       config,
       metrics,
@@ -146,6 +148,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const boot = await bootstrap({ ...deps, keyHashing: config.keyHashing }, config.rootKey, log);
     deps.environmentRootKey = boot.environmentRootKey;
     if (boot.createdSecret) (opts.onRootKeyCreated ?? printRootKey)(boot.createdSecret);
+    // Before listening: a workspace created meanwhile is seen when the listening starts.
+    await deps.soleWorkspace.load();
     await bus.start(db);
     events.start();
     const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);

@@ -36,6 +36,8 @@ export async function createWorkspace(deps: AdminDeps, name: string): Promise<st
       resourceId: id,
       description: `Created workspace ${id}.`,
     });
+    // Every node stops treating the instance as a one-workspace one.
+    change.invalidate({ kind: "workspaces" });
   });
   return id;
 }

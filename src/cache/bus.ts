@@ -12,8 +12,13 @@ export type Invalidation =
   | { kind: "identity"; workspaceId: string; id: string }
   /** Roles or permissions of the workspace changed: any key's permissions may differ. */
   | { kind: "rbac"; workspaceId: string }
-  /** A key changed, was created (its hash now exists) or was deleted. */
-  | { kind: "key"; workspaceId: string; id: string; hash: string }
+  /**
+   * A key changed, was created (its hash now exists in its workspace and API) or was
+   * deleted. Its workspace and API name the scopes its cached lookups were made in.
+   */
+  | { kind: "key"; workspaceId: string; apiId: string; id: string; hash: string }
+  /** A workspace was created: the instance may no longer hold just one. */
+  | { kind: "workspaces" }
   /** A rate-limit namespace or one of its overrides changed. */
   | { kind: "namespace"; workspaceId: string; id: string };
 

@@ -20,13 +20,15 @@ export interface Caches {
   /** Live APIs by `workspaceId:apiId`. */
   apis: TtlCache<ApiRow | null>;
   /**
-   * Verification records of live keys by the plain SHA-256 of their secret (null: no such
-   * key), whatever form the key is stored in: a hit costs one hash, pepper or not.
+   * Verification records of live keys by the scope of the lookup and the plain SHA-256 of
+   * their secret (`keyCacheKey`; null: no such key there), whatever form the key is stored
+   * in: a hit costs one hash and one lookup, pepper or not. One secret may be a key of
+   * several workspaces, so an entry never answers for another scope.
    */
   keys: TtlCache<KeyRecordRow | null>;
   /**
-   * For cached keys stored in another form (under a pepper), their stored hash to their
-   * `keys` entry: invalidations name the stored hash.
+   * For cached keys stored in another form (under a pepper), their stored hash to the plain
+   * SHA-256 their `keys` entries are under: invalidations name the stored hash.
    */
   keyAliases: TtlCache<string>;
   /** Rate-limit namespaces with their overrides, by `workspaceId:<id or name as asked>`. */
@@ -37,6 +39,19 @@ export interface Caches {
 export interface NamespaceEntry {
   namespace: NamespaceRow;
   overrides: OverrideRow[];
+}
+
+/** The `keys` entry of a lookup of the plain hash `plain` in one workspace. */
+export function keyInWorkspace(workspaceId: string, plain: string): string {
+  return `w:${workspaceId}:${plain}`;
+}
+
+/**
+ * The `keys` entry of a lookup of `plain` in one API. The tag keeps an API id from ever
+ * reading a workspace's entry; the hash has a fixed length, so two scopes never meet.
+ */
+export function keyInApi(apiId: string, plain: string): string {
+  return `a:${apiId}:${plain}`;
 }
 
 /** The cache key of an API. */
@@ -75,10 +90,13 @@ export function createCaches(options: CacheOptions, clock: Clock, bus: Invalidat
         caches.keys.deleteWhere((r) => r?.apiId === e.id);
         break;
       case "key": {
-        // Also drops a cached "no such key" for a hash that now exists.
-        caches.keys.delete(e.hash);
-        const alias = caches.keyAliases.get(e.hash);
-        if (alias !== undefined) caches.keys.delete(alias);
+        // The lookups that can meet this key: in its workspace and in its API. Also drops a
+        // cached "no such key" there for a hash that now exists.
+        for (const plain of [e.hash, caches.keyAliases.get(e.hash)]) {
+          if (plain === undefined) continue;
+          caches.keys.delete(keyInWorkspace(e.workspaceId, plain));
+          caches.keys.delete(keyInApi(e.apiId, plain));
+        }
         break;
       }
       case "identity":

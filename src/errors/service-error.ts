@@ -58,6 +58,13 @@ export const errors = {
       "Authorization header is missing: send 'Authorization: Bearer <ROOT_KEY>'.",
     );
   },
+  /** A verification that names no tenant on an instance of several workspaces. */
+  verificationUnscoped(): ServiceError {
+    return new ServiceError(
+      catalog.authenticationMissing,
+      "This instance serves several workspaces: send a root key ('Authorization: Bearer <ROOT_KEY>') or the 'apiId' of the API whose keys you verify.",
+    );
+  },
   authenticationMalformed(): ServiceError {
     return new ServiceError(
       catalog.authenticationMalformed,

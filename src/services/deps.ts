@@ -1,6 +1,7 @@
 import type { EventBuffer } from "../analytics/event-buffer.js";
 import type { InvalidationBus } from "../cache/bus.js";
 import type { Caches } from "../cache/caches.js";
+import type { SoleWorkspace } from "../cache/sole-workspace.js";
 import type { Config } from "../config.js";
 import type { Clock } from "../domain/clock.js";
 import type { Logger } from "../log.js";
@@ -19,6 +20,8 @@ export interface Deps {
   clock: Clock;
   bus: InvalidationBus;
   caches: Caches;
+  /** The instance's only workspace while it holds just one (scopes header-less verification). */
+  soleWorkspace: SoleWorkspace;
   log: Logger;
   config: Config;
   metrics: Metrics;

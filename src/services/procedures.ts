@@ -49,8 +49,9 @@ export const procedures = {
       createIdentity: "identity.*.create_identity",
     },
   },
-  // Optional: without a root key a key verifies in its own workspace (VERIFY_REQUIRES_ROOT_KEY
-  // turns that off). A root key without this permission gets NOT_FOUND, not 403.
+  // Optional: without a root key a key verifies in the API named by apiId, or in the
+  // instance's only workspace (VERIFY_REQUIRES_ROOT_KEY turns that off). A root key without
+  // this permission gets NOT_FOUND, not 403.
   "keys.verifyKey": { auth: "optional", permission: "api.{apiId}.verify_key" },
   "keys.getKey": { auth: "required", permission: "api.{apiId}.read_key" },
   "keys.whoami": { auth: "required", permission: "api.{apiId}.read_key" },

@@ -8,7 +8,7 @@ import { KeyHashing } from "../../src/domain/key-hashing.js";
 import { hashKey } from "../../src/domain/key-material.js";
 import { randomString } from "../../src/domain/random.js";
 import type { Queryable } from "../../src/storage/db.js";
-import { keyRecordByHashes } from "../../src/storage/queries/key-records.js";
+import { type KeyScope, keyRecordByHashes } from "../../src/storage/queries/key-records.js";
 import { createTestDatabase } from "../harness/database.js";
 import { callConnect, callJson, createTransports } from "../harness/doors.js";
 import { currentEngine } from "../harness/engine.js";
@@ -197,24 +197,17 @@ describe("the logs", () => {
 });
 
 describe("verification", () => {
-  const UNIQUE_HASH = /^\s*hash\s+text\s+not\s+null\s+unique\s*,/m;
-
   it.runIf(currentEngine() === "postgres")(
-    "finds a key by its hash through the unique index",
+    "finds a key by its hash through the unique index of its workspace",
     async () => {
-      const migration = readFileSync(
-        new URL("../../src/storage/migrations/0003_keys.sql", import.meta.url),
-        "utf8",
-      );
-      expect(migration).toMatch(UNIQUE_HASH);
-      // An unnamed unique constraint on keys(hash): PostgreSQL names its index keys_hash_key.
-      const index = "keys_hash_key";
+      // Hashes are unique per workspace: the index leads with the workspace, then the hash.
+      const index = "keys_workspace_hash";
       const indexes = await s.db.query<{ def: string }>(
         "select indexdef as def from pg_indexes where tablename = 'keys' and indexname = $1",
         [index],
       );
       expect(indexes[0]?.def).toMatch(
-        /CREATE UNIQUE INDEX keys_hash_key ON \S+ USING btree \(hash\)/,
+        /CREATE UNIQUE INDEX keys_workspace_hash ON \S+ USING btree \(workspace_id, hash\)/,
       );
 
       // Enough keys that a sequential scan would not be the cheaper plan by accident.
@@ -244,11 +237,15 @@ describe("verification", () => {
       };
       // Without a pepper one stored form; under a pepper with a previous one, three: each
       // looked up through the unique index, all in one statement.
+      // In a workspace (with a root key) or in an API (without one), alike.
       const peppered = new KeyHashing("p".repeat(32), ["q".repeat(32)]);
-      for (const hashing of [new KeyHashing(), peppered]) {
+      const scopes: KeyScope[] = [{ workspaceId: s.workspaceId }, { apiId }];
+      for (const [hashing, scope] of [new KeyHashing(), peppered].flatMap((h) =>
+        scopes.map((sc) => [h, sc] as const),
+      )) {
         const candidates = hashing.candidates("sk_any_key", hashKey("sk_any_key"));
-        await keyRecordByHashes(capture, candidates);
-        expect(captured?.params).toEqual([candidates]);
+        await keyRecordByHashes(capture, scope, candidates);
+        expect(captured?.params).toEqual([candidates, scope.apiId ?? scope.workspaceId]);
         const plan = await s.db.query<{ "QUERY PLAN": unknown }>(
           `explain (format json) ${captured?.text}`,
           captured?.params,
@@ -270,7 +267,8 @@ describe("verification", () => {
     const read = (path: string) =>
       readFileSync(new URL(`../../src/${path}`, import.meta.url), "utf8");
     const sources = {
-      "services/keys/verify-key.ts": /hashKey\(req\.key\)|verificationRecord\(deps, req\.key,/g,
+      "services/keys/verify-key.ts":
+        /hashKey\(req\.key\)|verificationRecord\(deps, scope, req\.key,/g,
       "services/keys/whoami.ts": /hashKey\(req\.key\)|candidates\(req\.key,/g,
     };
     for (const [path, allowed] of Object.entries(sources)) {
@@ -293,7 +291,7 @@ describe("verification", () => {
     expect(lookup.match(/\bsecret\b/g)?.length).toBe(hashed + 1);
     const records = read("storage/queries/key-records.ts");
     // The hashes are a bound parameter of the where clause; nothing compares them in JS.
-    expect(records).toMatch(/where k\.hash = any\(\$1::text\[\]\)/);
+    expect(records).toMatch(/and k\.hash = any\(\$1::text\[\]\)/);
     expect(records).not.toMatch(/hash\w*\s*[!=]==|[!=]==\s*\w*hash|timingSafeEqual/i);
   });
 });

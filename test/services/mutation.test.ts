@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { keyInWorkspace } from "../../src/cache/caches.js";
 import { newId } from "../../src/domain/ids.js";
 import { hashKey } from "../../src/domain/key-material.js";
 import { errors, ServiceError } from "../../src/errors/service-error.js";
@@ -107,14 +108,16 @@ describe("mutateAs and transient conflicts", () => {
     const verify = () => s.call("json", "keys.verifyKey", { key: k.key }, null);
     expect((await verify()).data.code).toBe("VALID");
     const hash = hashKey(k.key);
-    expect(s.app.deps.caches.keys.get(hash)).toBeTruthy();
+    const entry = keyInWorkspace(s.workspaceId, hash);
+    expect(s.app.deps.caches.keys.get(entry)).toBeTruthy();
     await expect(
       mutateAs(s.app.deps, actor(), async (_tx, change) => {
-        change.invalidate({ kind: "key", workspaceId: s.workspaceId, id: k.keyId, hash });
+        const { workspaceId } = s;
+        change.invalidate({ kind: "key", workspaceId, apiId: k.apiId, id: k.keyId, hash });
         throw Object.assign(new Error("Connection terminated"), { code: "CONNECTION_CLOSED" });
       }),
     ).rejects.toThrow("Connection terminated");
-    expect(s.app.deps.caches.keys.get(hash)).toBeUndefined();
+    expect(s.app.deps.caches.keys.get(entry)).toBeUndefined();
   });
 
   // PGlite has one connection: two transactions cannot wait on each other there.

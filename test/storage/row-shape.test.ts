@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keyRecordByHash } from "../../src/storage/queries/key-records.js";
+import { keyRecordByHashes } from "../../src/storage/queries/key-records.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
 
@@ -43,7 +43,8 @@ describe(`rows of ${currentEngine()}`, () => {
       `insert into keys (id, workspace_id, api_id, hash, start, prefix, enabled, created_at)
        values ('key_rows', 'ws_rows', 'api_rows', 'hash_rows', 'sk_', 'sk', true, 0)`,
     );
-    const record = await keyRecordByHash(db, "hash_rows");
+    const found = await keyRecordByHashes(db, { workspaceId: "ws_rows" }, ["hash_rows"]);
+    const record = found?.record;
     expect(record?.id).toBe("key_rows");
     expect(hasFastProperties(record as object)).toBe(true);
   });

@@ -36,6 +36,7 @@ export async function writeHolder(
     change.invalidate({
       kind: "key",
       workspaceId: holder.workspaceId,
+      apiId: holder.apiId,
       id: holder.id,
       hash: holder.hash,
     });
@@ -51,6 +52,7 @@ export async function writeHolder(
  */
 export function invalidateKeys(change: Change, keys: readonly CreditDependent[]): void {
   for (const k of keys) {
-    change.invalidate({ kind: "key", workspaceId: k.workspaceId, id: k.id, hash: k.hash });
+    const { workspaceId, apiId, id, hash } = k;
+    change.invalidate({ kind: "key", workspaceId, apiId, id, hash });
   }
 }

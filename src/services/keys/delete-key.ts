@@ -45,7 +45,7 @@ export async function deleteKey(
       resourceId: key.id,
       description: `${req.permanent ? "Permanently deleted" : "Deleted"} key ${key.id}.`,
     });
-    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
   });
   return { data: {} };
 }

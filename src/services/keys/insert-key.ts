@@ -49,6 +49,7 @@ export async function insertKey(
   change.invalidate({
     kind: "key",
     workspaceId: k.row.workspaceId,
+    apiId: k.row.apiId,
     id: k.row.id,
     hash: k.row.hash,
   });

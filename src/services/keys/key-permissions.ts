@@ -56,7 +56,7 @@ async function changePermissions(
       if (unknown !== undefined) throw errors.permissionNotFound(unknown);
       result = await changeKeyPermissions(tx, change, ref, [], existing);
     }
-    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     return result;
   });
   return { data: final.map(toPermissionMessage) };

@@ -38,7 +38,7 @@ async function changeRoles(
         : kind === "add"
           ? await changeKeyRoles(tx, change, ref, roles, [])
           : await changeKeyRoles(tx, change, ref, [], roles);
-    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     const permissions = await permissionsByRole(
       tx,
       result.map((r) => r.id),

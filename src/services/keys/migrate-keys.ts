@@ -26,12 +26,14 @@ import { insertKey } from "./insert-key.js";
 
 /**
  * Imports up to 100 keys of another system by the SHA-256 of their secret (base64 or hex):
- * they verify at once. A hash that exists already (on any key, deleted ones too) or twice
- * in the request is reported in `failed` and skipped. Unknown roles are 404 and nothing is
- * written; missing identities and permissions are created. Beyond api.<apiId>.create_key,
- * any key with roles needs rbac.*.add_role_to_key, with permissions
- * rbac.*.add_permission_to_key, creating a permission rbac.*.create_permission and an
- * identity identity.*.create_identity: decided from the request before anything is written.
+ * they verify at once. A hash that a key of this workspace has already (deleted ones too) or
+ * that comes twice in the request is reported in `failed` and skipped. Other workspaces'
+ * keys are never looked at: whether they hold a hash is not this tenant's to learn. Unknown
+ * roles are 404 and nothing is written; missing identities and permissions are created.
+ * Beyond api.<apiId>.create_key, any key with roles needs rbac.*.add_role_to_key, with
+ * permissions rbac.*.add_permission_to_key, creating a permission rbac.*.create_permission
+ * and an identity identity.*.create_identity: decided from the request before anything is
+ * written.
  */
 export async function migrateKeys(
   deps: Deps,
@@ -97,7 +99,7 @@ function migrate(
       (await ensurePermissions(tx, change, workspaceId, slugs, created)).map((p) => [p.slug, p]),
     );
     const beforeCreatingIdentity = beforeCreating(ctx, { apiId }, "createIdentity");
-    const taken = new Set(await keysExistingHashes(tx, hashes));
+    const taken = new Set(await keysExistingHashes(tx, workspaceId, hashes));
     const migrated: { hash: string; keyId: string }[] = [];
     const failed: string[] = [];
     for (const [i, k] of req.keys.entries()) {

@@ -82,7 +82,7 @@ export async function rerollKey(
       resourceId: old.id,
       description: `Rerolled key ${old.id} into ${id}; the old key expires at ${new Date(old.expiresAt).toISOString()}.`,
     });
-    change.invalidate({ kind: "key", workspaceId, id: old.id, hash: old.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: old.apiId, id: old.id, hash: old.hash });
     return secret;
   });
   return { data: { keyId: id, key: secret } };

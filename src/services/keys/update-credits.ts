@@ -69,7 +69,7 @@ export async function updateCredits(
       resourceId: key.id,
       description: `Updated key ${key.id}, set remaining to ${next.remaining ?? "unlimited"}.`,
     });
-    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     return next;
   });
   return { data: toCreditsMessage(state) ?? {} };

@@ -81,7 +81,7 @@ export async function updateKey(
       resourceId: key.id,
       description: `Updated ${fields.join(", ") || "nothing"} of key ${key.id}.`,
     });
-    change.invalidate({ kind: "key", workspaceId, id: key.id, hash: key.hash });
+    change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
   });
   return { data: {} };
 }

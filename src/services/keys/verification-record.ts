@@ -1,5 +1,7 @@
+import { keyInApi, keyInWorkspace } from "../../cache/caches.js";
 import {
   type KeyRecordRow,
+  type KeyScope,
   keyRecordByHashes,
   keyRehash,
 } from "../../storage/queries/key-records.js";
@@ -7,22 +9,28 @@ import type { Deps } from "../deps.js";
 import { mutateAs } from "../mutation.js";
 
 /**
- * The verification record of the live key with this secret, through the in-process cache
- * keyed by the secret's plain SHA-256 (`plain`, `hashKey(secret)`): one hash on a hit,
- * whatever form the key is stored in. A miss looks the key up under every stored form it
- * may have (plain SHA-256, the current and previous peppers) in one query. Misses are
- * cached too ("no such key"), and every change that can alter a record (or create this
- * hash) invalidates it on every node. A key found under a previous pepper is stored again
- * under the current one, in the background.
+ * The verification record of the live key of `scope` with this secret, through the
+ * in-process cache keyed by the scope and the secret's plain SHA-256 (`plain`,
+ * `hashKey(secret)`): one hash and one map lookup on a hit, whatever form the key is stored
+ * in. A miss looks the key up in the scope under every stored form it may have (plain
+ * SHA-256, the current and previous peppers) in one query. Misses are cached too ("no such
+ * key"), and every change that can alter a record (or create this hash in the scope)
+ * invalidates it on every node. A key found under a previous pepper is stored again under
+ * the current one, in the background.
  */
 export function verificationRecord(
   deps: Deps,
+  scope: KeyScope,
   secret: string,
   plain: string,
 ): Promise<KeyRecordRow | null> {
-  return deps.caches.keys.load(plain, async () => {
+  const entry =
+    scope.apiId === undefined
+      ? keyInWorkspace(scope.workspaceId, plain)
+      : keyInApi(scope.apiId, plain);
+  return deps.caches.keys.load(entry, async () => {
     const hashing = deps.config.keyHashing;
-    const found = await keyRecordByHashes(deps.db, hashing.candidates(secret, plain));
+    const found = await keyRecordByHashes(deps.db, scope, hashing.candidates(secret, plain));
     if (!found) return null;
     const { record, storedHash } = found;
     // Invalidations name the stored hash: let them find this entry.
@@ -51,7 +59,7 @@ async function moveToCurrentPepper(
     const actor = { type: "system" as const, id: "rehash", workspaceId: "", requestId: null };
     await mutateAs(deps, actor, async (tx, change) => {
       const moved = await keyRehash(tx, id, from, to);
-      if (moved) change.invalidate({ kind: "key", workspaceId: moved.workspaceId, id, hash: from });
+      if (moved) change.invalidate({ kind: "key", ...moved, id, hash: from });
     });
   } catch (err) {
     deps.log.warn(

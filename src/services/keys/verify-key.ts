@@ -17,13 +17,15 @@ import { type Call, callOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { verificationRecord } from "./verification-record.js";
 import { keyData, limitResult, notFoundData } from "./verify-response.js";
+import { verifyScope } from "./verify-scope.js";
 
 type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
 
 /**
  * Verifies a key: a fixed sequence of checks, the first failure wins (not found, disabled,
- * expired, permissions, rate limits, credits). Outcomes are answers with HTTP 200; only a bad
- * request (400), a bad root key (401/403), an unknown requested rate limit (412) and an
+ * expired, permissions, rate limits, credits). The key is looked for in one tenant only (see
+ * `verifyScope`). Outcomes are answers with HTTP 200; only a bad request (400), a bad root key
+ * or no tenant named where one must be (401/403), an unknown requested rate limit (412) and an
  * unreachable database (503) are errors. A refused verification spends neither tokens nor credits.
  */
 export async function verifyKey(
@@ -32,28 +34,31 @@ export async function verifyKey(
   ctx: HandlerContext,
 ): Promise<Answer> {
   const call = callOf(ctx.values);
-  // 1. The request, the permissions query included: 400 whatever the key's state.
-  const query = req.permissions === undefined ? undefined : parseOrThrow(req.permissions);
-  // 2. A root key, if given, must be able to verify keys of some API.
   const principal = call.principal;
+  // 1. The tenant the key is looked for in; 401 when the call names none and must.
+  const scope = verifyScope(deps, principal, req.apiId);
+  // 2. The request, the permissions query included: 400 whatever the key's state.
+  const query = req.permissions === undefined ? undefined : parseOrThrow(req.permissions);
+  // 3. A root key, if given, must be able to verify keys of some API.
   if (principal && !rootPermissionsMayAllow(principal.permissions, "api", "verify_key")) {
     throw errors.insufficientPermissions("api.*.verify_key");
   }
-  // 3. The key, in the root key's workspace and an API it may verify, else NOT_FOUND.
-  const record = await verificationRecord(deps, req.key, hashKey(req.key));
+  // 4. The key, in that scope and, with a root key, in its workspace and an API it may
+  // verify, else NOT_FOUND.
+  const record = await verificationRecord(deps, scope, req.key, hashKey(req.key));
   const visible =
     record !== null &&
     (!principal ||
       (record.workspaceId === principal.workspaceId &&
         rootPermissionsAllow(principal.permissions, `api.${record.apiId}.verify_key`)));
   if (!record || !visible) return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
-  // 4. DISABLED, EXPIRED, then the permissions query.
+  // 5. DISABLED, EXPIRED, then the permissions query.
   const now = deps.clock.now();
   const balance = applyRefill(record, now).remaining;
   const status = statusVerdict(record, query, now);
   if (status)
     return answer(deps, call, req, record, status, 0, keyData(record, status, balance, []));
-  // 5. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
+  // 6. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
   const plan = limitPlan(record, req);
   if (plan.unknown !== undefined)
     throw errors.preconditionFailed(unknownLimit(plan.unknown, record));
@@ -74,7 +79,7 @@ export async function verifyKey(
       keyData(record, "RATE_LIMITED", balance, limits),
     );
   }
-  // 6. Credits: one conditional decrement, committed before we answer; refused → tokens back.
+  // 7. Credits: one conditional decrement, committed before we answer; refused → tokens back.
   // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see docs/keys.md).
   const cost = req.credits ? Number(req.credits.cost) : 1;
   if (balance === null || cost === 0) {

@@ -15,10 +15,12 @@ export async function whoami(
   req: WhoamiRequest,
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof WhoamiResponseSchema>> {
-  // Read fresh, not through the verification cache, under every form the key may be stored in.
+  // Read fresh, not through the verification cache, under every form the key may be stored
+  // in, and only in the caller's workspace: the same secret may be a key of another one too.
   const hashes = deps.config.keyHashing.candidates(req.key, hashKey(req.key));
-  const record = (await keyRecordByHashes(deps.db, hashes))?.record;
-  if (!record || record.workspaceId !== principalOf(ctx).workspaceId) throw errors.keyNotFound();
+  const { workspaceId } = principalOf(ctx);
+  const record = (await keyRecordByHashes(deps.db, { workspaceId }, hashes))?.record;
+  if (!record) throw errors.keyNotFound();
   authorize(ctx, { apiId: record.apiId });
   return { data: toKeyMessage(record, deps.clock.now()) };
 }

@@ -106,39 +106,43 @@ export async function keyRecordsByIds(
   return rows;
 }
 
-/** The record of the live key with this secret hash, in any workspace. */
-export async function keyRecordByHash(
-  q: Queryable,
-  hash: string,
-): Promise<KeyRecordRow | undefined> {
-  const rows = await q.query<KeyRecordRow>(
-    `${SELECT}
-     where k.hash = $1
-       and k.deleted_at is null`,
-    [hash],
-  );
-  return rows[0];
-}
-
 // The verification lookup also reads the hash the key is stored under.
 const SELECT_WITH_HASH = SELECT.replace("select k.id,", 'select k.hash as "storedHash", k.id,');
 
 /**
- * The record of the live key stored under any of these hashes (the stored forms one secret
- * may have, in order of preference), in any workspace, with the hash it is stored under.
- * One indexed lookup per hash, in one statement.
+ * Where a lookup by hash may find a key: in one workspace, or in one API (of one workspace).
+ * Hashes are unique per workspace only, so a lookup never goes without one of the two.
+ */
+export type KeyScope =
+  | { workspaceId: string; apiId?: undefined }
+  | { apiId: string; workspaceId?: undefined };
+
+/**
+ * The record of the live key of `scope` stored under any of these hashes (the stored forms
+ * one secret may have, in order of preference), with the hash it is stored under. One indexed
+ * lookup per hash (workspace and hash), in one statement; an API scope reads its workspace
+ * from the API first, so an unknown API finds nothing.
  */
 export async function keyRecordByHashes(
   q: Queryable,
+  scope: KeyScope,
   hashes: readonly string[],
 ): Promise<{ record: KeyRecordRow; storedHash: string } | undefined> {
+  const [where, id] =
+    scope.apiId === undefined
+      ? ["k.workspace_id = $2", scope.workspaceId]
+      : [
+          "k.workspace_id = (select s.workspace_id from apis s where s.id = $2) and k.api_id = $2",
+          scope.apiId,
+        ];
   const rows = await q.query<KeyRecordRow & { storedHash: string }>(
     `${SELECT_WITH_HASH}
-     where k.hash = any($1::text[])
+     where ${where}
+       and k.hash = any($1::text[])
        and k.deleted_at is null
      order by array_position($1::text[], k.hash)
      limit 1`,
-    [hashes],
+    [hashes, id],
   );
   const row = rows[0];
   if (!row) return undefined;
@@ -148,21 +152,21 @@ export async function keyRecordByHashes(
 
 /**
  * Stores a key's hash in another form (the same secret under the current pepper). Returns
- * its workspace, or undefined when the key is no longer stored under `from` (another node
- * moved it first).
+ * its workspace and API, or undefined when the key is no longer stored under `from` (another
+ * node moved it first).
  */
 export async function keyRehash(
   q: Queryable,
   id: string,
   from: string,
   to: string,
-): Promise<{ workspaceId: string } | undefined> {
-  const rows = await q.query<{ workspaceId: string }>(
+): Promise<{ workspaceId: string; apiId: string } | undefined> {
+  const rows = await q.query<{ workspaceId: string; apiId: string }>(
     `update keys
      set hash = $3
      where id = $1
        and hash = $2
-     returning workspace_id as "workspaceId"`,
+     returning workspace_id as "workspaceId", api_id as "apiId"`,
     [id, from, to],
   );
   return rows[0];

@@ -34,7 +34,7 @@ const COLUMNS = `k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.h
 
 const json = (v: JsonObject | null) => (v ? JSON.stringify(v) : null);
 
-/** Inserts a key; returns false (and writes nothing) when its hash exists already. */
+/** Inserts a key; returns false (and writes nothing) when its workspace has its hash already. */
 export async function keyInsert(q: Queryable, k: KeyRow): Promise<boolean> {
   const rows = await q.query(
     `insert into keys (id, workspace_id, api_id, hash, start, prefix, byte_length, name, identity_id,
@@ -42,7 +42,7 @@ export async function keyInsert(q: Queryable, k: KeyRow): Promise<boolean> {
        credits_key_id, migration_id, created_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12, $13, $14, $15, $16,
        $17, $18, $19)
-     on conflict (hash) do nothing
+     on conflict (workspace_id, hash) do nothing
      returning id`,
     [
       k.id,
@@ -93,20 +93,6 @@ export async function keyFind(
   return rows[0];
 }
 
-/** Finds a live key of a live API by the hash of its secret, in any workspace. */
-export async function keyFindByHash(q: Queryable, hash: string): Promise<KeyRow | undefined> {
-  const rows = await q.query<KeyRow>(
-    `select ${COLUMNS}
-     from keys k
-     join apis a on a.id = k.api_id
-     where k.hash = $1
-       and k.deleted_at is null
-       and a.deleted_at is null`,
-    [hash],
-  );
-  return rows[0];
-}
-
 /** Writes every mutable setting of a key (read it with `keyFind(..., lock)` first). */
 export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
   await q.query(
@@ -144,6 +130,7 @@ export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
 export interface CreditDependent {
   id: string;
   workspaceId: string;
+  apiId: string;
   hash: string;
 }
 
@@ -155,12 +142,12 @@ export interface CreditDependent {
  * change of its balance. Updating an expired key's expiry invalidates it by itself.
  */
 const verifiableIn = (rows: string, now: string) =>
-  `select id, workspace_id as "workspaceId", hash
+  `select id, workspace_id as "workspaceId", api_id as "apiId", hash
    from ${rows}
    where deleted_at is null and (expires_at is null or expires_at >= ${now})`;
 
 /** The columns `verifiableIn` reads, for the statements that return the rows they change. */
-const TOUCHED = "id, workspace_id, hash, deleted_at, expires_at";
+const TOUCHED = "id, workspace_id, api_id, hash, deleted_at, expires_at";
 
 /** The keys that spend `holderId`'s balance and can still verify at `now`. */
 export async function keyCreditDependents(
@@ -220,17 +207,22 @@ export async function keyHardDelete(q: Queryable, id: string): Promise<boolean> 
   return rows.length === 1;
 }
 
-/** The hashes among `hashes` that some key (deleted ones included) already has. */
+/**
+ * The hashes among `hashes` that some key of the workspace (deleted ones included) already
+ * has. Keys of other workspaces are not looked at: their hashes are none of this one's business.
+ */
 export async function keysExistingHashes(
   q: Queryable,
+  workspaceId: string,
   hashes: readonly string[],
 ): Promise<string[]> {
   if (hashes.length === 0) return [];
   const rows = await q.query<{ hash: string }>(
     `select hash
      from keys
-     where hash = any($1::text[])`,
-    [hashes],
+     where workspace_id = $1
+       and hash = any($2::text[])`,
+    [workspaceId, hashes],
   );
   return rows.map((r) => r.hash);
 }

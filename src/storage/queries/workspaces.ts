@@ -67,3 +67,14 @@ export async function workspaceList(q: Queryable): Promise<WorkspaceRow[]> {
      order by id`,
   );
 }
+
+/** The id of the only live workspace, or undefined when there are several (or none). */
+export async function workspaceSole(q: Queryable): Promise<string | undefined> {
+  const rows = await q.query<{ id: string }>(
+    `select id
+     from workspaces
+     where deleted_at is null
+     limit 2`,
+  );
+  return rows.length === 1 ? rows[0]?.id : undefined;
+}

@@ -96,6 +96,15 @@ describe("keys.verifyKey with VERIFY_REQUIRES_ROOT_KEY=true", () => {
       expect(res.error?.code).toBe("err:svc:authentication:missing");
       const unknown = await strict.call(door, "keys.verifyKey", { key: "sk_unknown_x" }, null);
       expect(unknown.status).toBe(401);
+      // Naming the key's API does not make the header-less form available again.
+      const scoped = await strict.call(
+        door,
+        "keys.verifyKey",
+        { key: k.key, apiId: k.apiId },
+        null,
+      );
+      expect(scoped.status).toBe(401);
+      expect(scoped.error?.code).toBe("err:svc:authentication:missing");
       const ok = await strict.call(door, "keys.verifyKey", { key: k.key });
       expect(ok.data).toMatchObject({ code: "VALID", credits: 2 });
     });

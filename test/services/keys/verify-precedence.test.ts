@@ -4,6 +4,8 @@ import { type Auth, DOORS, useServer } from "../../harness/server.js";
 // Every pair of verification codes (NOT_FOUND → DISABLED → EXPIRED →
 // INSUFFICIENT_PERMISSIONS → RATE_LIMITED → USAGE_EXCEEDED, first failure wins) and expiry by
 // server time. A refused verification spends nothing: neither credits nor rate-limit tokens.
+// The instance holds two workspaces (for a root key of another one), so a verification without
+// a root key names the key's API.
 
 const s = useServer();
 const HOUR = 3_600_000;
@@ -152,7 +154,7 @@ describe.each(DOORS)("keys.verifyKey precedence via %s", (door) => {
     const balance = (await remainingOf(k)) as number;
     const auth = (await a.auth?.()) ?? (await b.auth?.()) ?? null;
 
-    const refused = await verify({ key: k.key, ...a.request, ...b.request }, auth);
+    const refused = await verify({ key: k.key, apiId: k.apiId, ...a.request, ...b.request }, auth);
     expect(refused.status, JSON.stringify(refused.error)).toBe(200);
     expect(refused.data.code).toBe(a.code);
     expect(refused.data.valid).toBe(false);
@@ -170,7 +172,7 @@ describe.each(DOORS)("keys.verifyKey precedence via %s", (door) => {
     await a.cure?.(k);
     await b.cure?.(k);
     const cost = a.probeCost ?? b.probeCost ?? 1;
-    const probe = await verify({ key: k.key, credits: { cost } });
+    const probe = await verify({ key: k.key, apiId: k.apiId, credits: { cost } });
     expect(probe.data).toMatchObject({ valid: true, code: "VALID", credits: balance - cost });
     expect(probe.data.ratelimits).toEqual([
       expect.objectContaining({ name: "window", limit: LIMIT, remaining: LIMIT - 1 }),
@@ -187,19 +189,22 @@ describe.each(DOORS)("keys.verifyKey expiry by server time via %s", (door) => {
     s.clock.set(start);
     const expires = start + 5_000;
     const k = await s.seed.key({ expires, credits: { remaining: BALANCE } });
-    expect((await verify({ key: k.key })).data).toMatchObject({ code: "VALID", credits: 9 });
+    expect((await verify({ key: k.key, apiId: k.apiId })).data).toMatchObject({
+      code: "VALID",
+      credits: 9,
+    });
 
     // Within the cache's lifetime: what changes the answer is the time, not a reload.
     s.clock.set(expires);
     // EXPIRED when now > expires.
-    expect((await verify({ key: k.key })).data).toMatchObject({
+    expect((await verify({ key: k.key, apiId: k.apiId })).data).toMatchObject({
       valid: true,
       code: "VALID",
       credits: 8,
     });
 
     s.clock.set(expires + 1);
-    const late = await verify({ key: k.key });
+    const late = await verify({ key: k.key, apiId: k.apiId });
     expect(late.data).toMatchObject({
       valid: false,
       code: "EXPIRED",
@@ -208,7 +213,7 @@ describe.each(DOORS)("keys.verifyKey expiry by server time via %s", (door) => {
       credits: 8,
     });
     s.clock.set(expires + 60_000);
-    expect((await verify({ key: k.key })).data.code).toBe("EXPIRED");
+    expect((await verify({ key: k.key, apiId: k.apiId })).data.code).toBe("EXPIRED");
     expect((await s.call("json", "keys.getKey", { keyId: k.keyId })).data.credits.remaining).toBe(
       8,
     );
@@ -218,8 +223,8 @@ describe.each(DOORS)("keys.verifyKey expiry by server time via %s", (door) => {
     const start = Date.parse("2026-10-02T08:00:00Z");
     s.clock.set(start);
     const k = await s.seed.key({ expires: start + 1 });
-    expect((await verify({ key: k.key })).data.code).toBe("VALID");
+    expect((await verify({ key: k.key, apiId: k.apiId })).data.code).toBe("VALID");
     s.clock.set(start + 2);
-    expect((await verify({ key: k.key })).data.code).toBe("EXPIRED");
+    expect((await verify({ key: k.key, apiId: k.apiId })).data.code).toBe("EXPIRED");
   });
 });

@@ -5,6 +5,7 @@ import type { Db } from "../../../src/storage/db.js";
 const keyEvent = (i: number): Invalidation => ({
   kind: "key",
   workspaceId: "ws_0123456789abcdef",
+  apiId: "api_0123456789abcdef",
   id: `key_${String(i).padStart(16, "0")}`,
   hash: `${"h".repeat(43)}=`,
 });
