@@ -111,6 +111,32 @@ describe("concurrent writes to roles and permissions", () => {
     }
   });
 
+  it("rerollKey racing deletePermission and deleteRole never brings a deleted one back, and never fails", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const slug = unique("perm.reroll");
+      const role = unique("role_reroll");
+      await s.call("json", "permissions.createRole", { name: role });
+      const k = await s.seed.key({ permissions: [slug], roles: [role] });
+      const results = await together(
+        [
+          call("keys.rerollKey", { keyId: k.keyId, expiration: 0 }),
+          call("permissions.deletePermission", { permission: slug }),
+          call("permissions.deleteRole", { role }),
+        ],
+        [200],
+      );
+      // Both deletions went through, before or after the reroll: the permission and the role
+      // are gone, and no key (the new one included) holds them.
+      const newKeyId = results[0]?.data.keyId as string;
+      const got = await s.call("json", "keys.getKey", { keyId: newKeyId });
+      expect(got.data.permissions ?? []).toEqual([]);
+      expect(got.data.roles ?? []).toEqual([]);
+      expect(
+        await count("select count(*)::int as n from permissions where slug = $1", [slug]),
+      ).toBe(0);
+    }
+  });
+
   it("a root key that may not create permissions never creates one, even while it is being deleted", async () => {
     const limited = await s.seed.rootKeyWithId([
       "rbac.*.add_permission_to_role",

@@ -60,7 +60,11 @@ export async function rerollKey(
     const held = await heldBy(tx, old.id);
     // The new key gets the old key's roles and permissions: as much a grant as createKey's
     // fields, so it needs the same grants. Checked on what was read here, before any write.
-    authorize(ctx, { apiId: old.apiId }, copyCases(held));
+    authorize(
+      ctx,
+      { apiId: old.apiId },
+      copyCases({ ...held, permissions: held.permissions.rows }),
+    );
     await insertNewKey(tx, change, { row, ...held }, `Created key ${id} by rerolling ${old.id}.`);
     if (ownsBalance) {
       invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id, change.now));
@@ -88,12 +92,16 @@ export async function rerollKey(
   return { data: { keyId: id, key: secret } };
 }
 
-/** What a key holds that its reroll copies: rate limits, direct permission slugs, roles. */
+/**
+ * What a key holds that its reroll copies: rate limits, direct permissions, roles. The
+ * permissions and roles are locked against deletion until the reroll commits: one deleted
+ * meanwhile would otherwise be created again (permissions) or break the grant (roles).
+ */
 async function heldBy(tx: Queryable, keyId: string) {
   const ratelimits = (await ratelimitsOfKey(tx, keyId)).map(
     ({ name, limit, durationMs, autoApply }) => ({ name, limit, durationMs, autoApply }),
   );
-  const permissions = (await keyDirectPermissions(tx, keyId)).map((p) => p.slug);
-  const roles = await keyRoles(tx, keyId);
+  const permissions = { rows: await keyDirectPermissions(tx, keyId, true) };
+  const roles = await keyRoles(tx, keyId, true);
   return { ratelimits, permissions, roles };
 }

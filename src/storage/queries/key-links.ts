@@ -3,15 +3,23 @@ import type { Queryable } from "../db.js";
 import type { PermissionRow } from "./permissions.js";
 import type { RoleRow } from "./roles.js";
 
-/** The permissions granted to a key directly (not through roles), by slug. */
-export function keyDirectPermissions(q: Queryable, keyId: string): Promise<PermissionRow[]> {
+/**
+ * The permissions granted to a key directly (not through roles), by slug. `lock` holds them
+ * against deletion (key share) for the rest of the transaction, so they can be granted again.
+ */
+export function keyDirectPermissions(
+  q: Queryable,
+  keyId: string,
+  lock = false,
+): Promise<PermissionRow[]> {
   return q.query<PermissionRow>(
     `select p.id, p.workspace_id as "workspaceId", p.name, p.slug, p.description,
        p.created_at as "createdAt"
      from keys_permissions kp
      join permissions p on p.id = kp.permission_id
      where kp.key_id = $1
-     order by p.slug`,
+     order by p.slug
+     ${lock ? "for key share of p" : ""}`,
     [keyId],
   );
 }
@@ -50,14 +58,18 @@ export async function keyRevokePermissions(
   );
 }
 
-/** The roles of a key, by name. */
-export function keyRoles(q: Queryable, keyId: string): Promise<RoleRow[]> {
+/**
+ * The roles of a key, by name. `lock` holds them against deletion (key share) for the rest
+ * of the transaction, so they can be granted again.
+ */
+export function keyRoles(q: Queryable, keyId: string, lock = false): Promise<RoleRow[]> {
   return q.query<RoleRow>(
     `select r.id, r.workspace_id as "workspaceId", r.name, r.description, r.created_at as "createdAt"
      from keys_roles kr
      join roles r on r.id = kr.role_id
      where kr.key_id = $1
-     order by r.name`,
+     order by r.name
+     ${lock ? "for key share of r" : ""}`,
     [keyId],
   );
 }
