@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { keyInWorkspace } from "../../src/cache/caches.js";
 import { hashKey } from "../../src/domain/key-material.js";
 import { randomString } from "../../src/domain/random.js";
 import { currentEngine } from "../harness/engine.js";
@@ -21,7 +22,7 @@ describe("the invalidation bus", () => {
     const hash = hashKey(key);
     const before = await s.call("json", "keys.verifyKey", { key });
     expect(before.data).toMatchObject({ valid: false, code: "NOT_FOUND" });
-    expect(s.app.deps.caches.keys.get(hash)).toBeNull();
+    expect(s.app.deps.caches.keys.get(keyInWorkspace(s.workspaceId, hash))).toBeNull();
     // Creating it (a migrated key with that hash) must drop the cached miss at once.
     const migrated = await s.call("json", "keys.migrateKeys", {
       migrationId: "fresh",

@@ -159,7 +159,8 @@ describe("list procedures scoped to one resource", () => {
     const a = await s.seed.key();
     const b = await s.seed.key();
     for (const k of [a, a, b]) {
-      expect((await s.call("json", "keys.verifyKey", { key: k.key }, null)).status).toBe(200);
+      const body = { key: k.key, apiId: k.apiId };
+      expect((await s.call("json", "keys.verifyKey", body, null)).status).toBe(200);
     }
     await s.app.deps.events.flush();
     const key = await s.seed.rootKey([`api.${a.apiId}.read_analytics`]);
