@@ -22,14 +22,20 @@ export async function seedSample(s: TestServer): Promise<Sample> {
   const apiA = alice.apiId;
   const bob = await s.seed.key({ apiId: apiA, externalId: "bob" });
   const anonymous = await s.seed.key();
-  const verify = async (key: string, body: Record<string, unknown> = {}) => {
-    const res = await s.call("json", "keys.verifyKey", { key, ...body }, null);
+  // Header-less, scoped by the key's API: the instance holds two workspaces.
+  const verify = async (k: { key: string; apiId: string }, body: Record<string, unknown> = {}) => {
+    const res = await s.call(
+      "json",
+      "keys.verifyKey",
+      { key: k.key, apiId: k.apiId, ...body },
+      null,
+    );
     expect(res.status).toBe(200);
   };
-  for (let i = 0; i < 3; i++) await verify(alice.key, { tags: ["region=eu", "path=/a"] });
-  await verify(alice.key, { permissions: "docs.write" });
-  await verify(bob.key);
-  for (let i = 0; i < 2; i++) await verify(anonymous.key, { tags: ["path=/b"] });
+  for (let i = 0; i < 3; i++) await verify(alice, { tags: ["region=eu", "path=/a"] });
+  await verify(alice, { permissions: "docs.write" });
+  await verify(bob);
+  for (let i = 0; i < 2; i++) await verify(anonymous, { tags: ["path=/b"] });
   const limited = await s.call("json", "ratelimit.limit", {
     namespace: "sample.ns",
     identifier: "u",
@@ -41,7 +47,7 @@ export async function seedSample(s: TestServer): Promise<Sample> {
   const foreignRoot = await s.seed.rootKey(["*.*.*"], ws);
   const foreignApi = await s.seed.api(ws);
   const foreign = await s.seed.key({ apiId: foreignApi, externalId: "alice" }, foreignRoot);
-  for (let i = 0; i < 5; i++) await verify(foreign.key, { tags: ["path=/a"] });
+  for (let i = 0; i < 5; i++) await verify(foreign, { tags: ["path=/a"] });
   await s.app.deps.events.flush();
   return { apiA, apiB: anonymous.apiId, foreignApi };
 }
