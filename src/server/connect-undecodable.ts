@@ -15,6 +15,7 @@ import { errors } from "../errors/service-error.js";
 import { callOf } from "../services/call.js";
 import { bindUnary, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
+import { wrapHandler } from "./wrap-handler.js";
 
 /**
  * connect-es answers a request body it cannot decode (bytes that are not the method's
@@ -193,12 +194,5 @@ export function answerUndecodable(
     }
     return res;
   };
-  return Object.assign(wrapped, {
-    requestPath: handler.requestPath,
-    service: handler.service,
-    method: handler.method,
-    protocolNames: handler.protocolNames,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  });
+  return wrapHandler(handler, wrapped);
 }

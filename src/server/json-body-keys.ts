@@ -5,6 +5,7 @@ import type { ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { rules as rulesOption } from "../../gen/latchkey/v2/options_pb.js";
 import { callOf } from "../services/call.js";
+import { wrapHandler } from "./wrap-handler.js";
 
 /**
  * Protobuf JSON treats an omitted list as an empty one, so once connect-es has decoded a
@@ -147,12 +148,5 @@ export function withBodyKeys(handler: UniversalHandler, maxBodyBytes: number): U
       (bytes && keysOf(bytes)) ?? new Set<string>();
     return handler({ ...req, body: read.body });
   };
-  return Object.assign(wrapped, {
-    requestPath: handler.requestPath,
-    service: handler.service,
-    method: handler.method,
-    protocolNames: handler.protocolNames,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  });
+  return wrapHandler(handler, wrapped);
 }
