@@ -3,8 +3,8 @@ import type { KeyHashing } from "../domain/key-hashing.js";
 import { hashKey } from "../domain/key-material.js";
 import { ALL_PERMISSIONS } from "../domain/root-permissions.js";
 import type { Logger } from "../log.js";
-import { type EnvironmentRootKey, environmentRootKey } from "../services/auth.js";
 import type { Deps } from "../services/deps.js";
+import { type EnvironmentRootKey, environmentRootKey } from "../services/environment-root-key.js";
 import { type Change, mutateAs } from "../services/mutation.js";
 import type { Queryable } from "../storage/db.js";
 import {

@@ -1,8 +1,8 @@
 import { newId } from "../domain/ids.js";
 import type { KeyHashing } from "../domain/key-hashing.js";
 import { ROOT_PERMISSION_PATTERN } from "../domain/root-permissions.js";
-import { ENVIRONMENT_ROOT_KEY_ID } from "../services/auth.js";
 import type { Deps } from "../services/deps.js";
+import { ENVIRONMENT_ROOT_KEY_ID } from "../services/environment-root-key.js";
 import { mutateAs } from "../services/mutation.js";
 import { type RootKeyRow, rootKeyList, rootKeyRevoke } from "../storage/queries/root-keys.js";
 import { workspaceFindById, workspaceInsert } from "../storage/queries/workspaces.js";

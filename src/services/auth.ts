@@ -1,11 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { HandlerContext } from "@connectrpc/connect";
 import { hashKey } from "../domain/key-material.js";
-import {
-  ALL_PERMISSIONS,
-  rootPermissionsAllow,
-  rootPermittedIds,
-} from "../domain/root-permissions.js";
+import { rootPermissionsAllow, rootPermittedIds } from "../domain/root-permissions.js";
 import { errors } from "../errors/service-error.js";
 import {
   type RootKeyRow,
@@ -16,30 +12,6 @@ import { callOf, type Principal } from "./call.js";
 import type { Deps } from "./deps.js";
 import { mutateAs } from "./mutation.js";
 import { fillPermission, procedureOf } from "./procedures.js";
-
-/** The audit actor id of the environment's ROOT_KEY: fixed, as the key has no row. */
-export const ENVIRONMENT_ROOT_KEY_ID = "rk_environment";
-
-/**
- * The environment's ROOT_KEY, held in memory only: the SHA-256 of its secret and the
- * principal it authenticates as (`*.*.*` in the default workspace). No part of it is stored.
- */
-export interface EnvironmentRootKey {
-  readonly hash: Buffer;
-  readonly principal: Principal;
-}
-
-/** The in-memory form of the environment's ROOT_KEY, acting in `workspaceId`. */
-export function environmentRootKey(secret: string, workspaceId: string): EnvironmentRootKey {
-  return {
-    hash: Buffer.from(hashKey(secret), "base64"),
-    principal: {
-      rootKeyId: ENVIRONMENT_ROOT_KEY_ID,
-      workspaceId,
-      permissions: [ALL_PERMISSIONS],
-    },
-  };
-}
 
 /**
  * Resolves a root key secret to its principal: the environment's ROOT_KEY (compared in

@@ -9,7 +9,7 @@ import type { Metrics } from "../metrics.js";
 import type { Limiter } from "../ratelimit/limiter.js";
 import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
-import type { EnvironmentRootKey } from "./auth.js";
+import type { EnvironmentRootKey } from "./environment-root-key.js";
 import type { ServerSlots } from "./workspace-slots.js";
 
 /** What every procedure may use: one instance per server. */

@@ -4,7 +4,7 @@ import { bootstrap } from "../../src/admin/bootstrap.js";
 import { createRootKey, listRootKeys, revokeRootKey } from "../../src/admin/commands.js";
 import { InvalidationBus } from "../../src/cache/bus.js";
 import { hashKey } from "../../src/domain/key-material.js";
-import { ENVIRONMENT_ROOT_KEY_ID } from "../../src/services/auth.js";
+import { ENVIRONMENT_ROOT_KEY_ID } from "../../src/services/environment-root-key.js";
 import { TestClock } from "../harness/clock.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
