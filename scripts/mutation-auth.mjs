@@ -4,10 +4,14 @@
 // notices (a surviving mutant) is a check without a test, and the script exits 1.
 //
 // The checks, found anew on every run:
-// - each permission template of each procedure in src/services/procedures.ts (removed);
+// - each permission template of each rpc's (latchkey.v2.procedure) option (removed);
 // - each conditional case (`when`) there (made to demand nothing beyond the procedure's
 //   first permission);
 // - each call to authorize( in src/services/** (replaced by `void 0`).
+// The options are mutated where the server reads them: in the descriptor that
+// gen/latchkey/v2/<file>_pb.ts embeds (base64 of the FileDescriptorProto), decoded, changed
+// and encoded again. Editing the .proto and running `buf generate` per mutant would do the
+// same at about 3 s a mutant (some 80 of them); this takes milliseconds.
 // Each mutant runs on PGlite only, in a temporary copy of the repository (the working tree is
 // never edited), two copies at once, each with one long-lived Vitest instance (global setup
 // once). The tests run: test/security/*.test.ts and the test files under test/services that
@@ -27,9 +31,20 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import {
+  createFileRegistry,
+  fromBinary,
+  getExtension,
+  hasExtension,
+  setExtension,
+  toBinary,
+} from "@bufbuild/protobuf";
+import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
+import { FileDescriptorProtoSchema, file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-const PROCEDURES = "src/services/procedures.ts";
+/** The generated files whose embedded descriptors hold the rpcs and their options. */
+const GEN = "gen/latchkey/v2";
 /** The file written to catch these mutants: run on its own first. */
 const FIRST = "test/security/permission-checks.test.ts";
 const COPIED = ["src", "test", "gen", "package.json", "tsconfig.json", "vitest.config.ts"];
@@ -61,26 +76,6 @@ function closing(text, open) {
   throw new Error(`unbalanced bracket at ${open}`);
 }
 
-/** The string literals in `text` with their spans. */
-function literals(text, offset) {
-  return [...text.matchAll(/"([^"\\]*)"/g)].map((m) => ({
-    value: m[1],
-    start: offset + m.index,
-    end: offset + m.index + m[0].length,
-  }));
-}
-
-/** `key: <value>` inside an entry: the span of the value (a string, array or object). */
-function property(text, from, to, key) {
-  const m = new RegExp(`\\b${key}:\\s*`, "g");
-  m.lastIndex = from;
-  const found = m.exec(text);
-  if (!found || found.index >= to) return null;
-  const start = found.index + found[0].length;
-  const end = text[start] === '"' ? text.indexOf('"', start + 1) + 1 : closing(text, start);
-  return { keyStart: found.index, start, end };
-}
-
 /** Replaces [start, end) of `text`, eating a following comma when `replacement` is empty. */
 function splice(text, start, end, replacement) {
   let stop = end;
@@ -88,49 +83,78 @@ function splice(text, start, end, replacement) {
   return text.slice(0, start) + replacement + text.slice(stop);
 }
 
-/** Mutants of the procedures table: each template removed, each `when` case emptied. */
-function tableMutants() {
-  const text = readFileSync(join(ROOT, PROCEDURES), "utf8");
-  const tableStart = text.indexOf("{", text.indexOf("export const procedures"));
-  const tableEnd = closing(text, tableStart);
+/** The embedded descriptor of a generated file: its span in the text and the decoded proto. */
+function embedded(file) {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const m = /fileDesc\("([A-Za-z0-9+/=]+)"/.exec(text);
+  if (!m) return null;
+  // The string literal, quotes included.
+  const start = m.index + "fileDesc(".length;
+  const proto = fromBinary(FileDescriptorProtoSchema, base64Decode(m[1]));
+  return { file, text, start, end: start + m[1].length + 2, proto };
+}
+
+/** The (latchkey.v2.procedure) extension, from the descriptor gen/ embeds of options.proto. */
+function procedureExtension() {
+  const options = embedded(`${GEN}/options_pb.ts`).proto;
+  options.dependency = ["google/protobuf/descriptor.proto"];
+  const registry = createFileRegistry(options, (name) =>
+    name === "google/protobuf/descriptor.proto" ? file_google_protobuf_descriptor : undefined,
+  );
+  return registry.getExtension("latchkey.v2.procedure");
+}
+
+/** The /v2 name of an rpc: `ApisService`, `CreateApi` → `apis.createApi`. */
+function procedureName(service, method) {
+  const lower = (s) => s.charAt(0).toLowerCase() + s.slice(1);
+  return `${lower(service.replace(/Service$/, ""))}.${lower(method)}`;
+}
+
+/** Every rpc of the generated files: its name, its option and a writer of a changed option. */
+function rpcs() {
+  const ext = procedureExtension();
   const out = [];
-  const entry = /"([a-z]+\.[a-zA-Z]+)":\s*\{/g;
-  entry.lastIndex = tableStart;
-  for (let m = entry.exec(text); m && m.index < tableEnd; m = entry.exec(text)) {
-    const name = m[1];
-    const open = m.index + m[0].length - 1;
-    const close = closing(text, open);
-    const perm = property(text, open, close, "permission");
-    const base = perm ? literals(text.slice(perm.start, perm.end), perm.start) : [];
-    for (const t of base) {
-      const mutated =
-        base.length === 1
-          ? splice(text, perm.keyStart, perm.end, "")
-          : splice(text, t.start, t.end, "");
-      out.push({
-        name: `${name}: permission ${t.value}`,
-        file: PROCEDURES,
-        mutated,
-        procedures: [name],
-      });
+  for (const file of filesUnder(GEN, "_pb.ts")) {
+    const desc = embedded(file);
+    for (const service of desc?.proto.service ?? []) {
+      for (const method of service.method) {
+        if (!method.options || !hasExtension(method.options, ext)) continue;
+        const option = getExtension(method.options, ext);
+        const write = (changed) => {
+          setExtension(method.options, ext, changed);
+          const b64 = base64Encode(toBinary(FileDescriptorProtoSchema, desc.proto));
+          setExtension(method.options, ext, option);
+          return `${desc.text.slice(0, desc.start)}"${b64}"${desc.text.slice(desc.end)}`;
+        };
+        out.push({ name: procedureName(service.name, method.name), file, option, write });
+      }
     }
-    const when = property(text, open, close, "when");
-    if (!when) continue;
-    for (const c of text.slice(when.start, when.end).matchAll(/(\w+):\s*("[^"]*")/g)) {
-      const at = when.start + c.index + c[0].length - c[2].length;
-      const stand = base[0] ? `"${base[0].value}"` : null;
+  }
+  return out;
+}
+
+/** Mutants of the procedure options: each template removed, each `when` case emptied. */
+function optionMutants(all) {
+  const out = [];
+  for (const { name, file, option, write } of all) {
+    const mutant = (what, changed) => ({
+      name: `${name}: ${what}`,
+      file,
+      mutated: write(changed),
+      procedures: [name],
+    });
+    for (const t of option.permissions) {
+      const permissions = option.permissions.filter((p) => p !== t);
+      out.push(mutant(`permission ${t}`, { ...option, permissions }));
+    }
+    const stand = option.permissions[0];
+    for (const c of option.when) {
       // Without a base permission there is nothing weaker to demand: the case goes.
-      const mutated = stand
-        ? splice(text, at, at + c[2].length, stand)
-        : splice(text, when.start + c.index, at + c[2].length, "");
-      out.push({
-        name: `${name}: when ${c[1]} ${c[2]}`,
-        file: PROCEDURES,
-        mutated,
-        procedures: [name],
-      });
+      const when = stand
+        ? option.when.map((w) => (w === c ? { ...w, permission: stand } : w))
+        : option.when.filter((w) => w !== c);
+      out.push(mutant(`when ${c.case} "${c.permission}"`, { ...option, when }));
     }
-    entry.lastIndex = close;
   }
   return out;
 }
@@ -296,21 +320,20 @@ function runWorker(jobs, i) {
 async function main(args) {
   const workers = Number(args[args.indexOf("--workers") + 1]) || 2;
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
-  const known = [
-    ...readFileSync(join(ROOT, PROCEDURES), "utf8").matchAll(/"([a-z]+\.[a-zA-Z]+)":\s*\{/g),
-  ].map((m) => m[1]);
+  const all = rpcs();
+  const known = all.map((r) => r.name);
   const serviceTests = filesUnder("test/services", ".test.ts").map((file) => ({
     file,
     text: readFileSync(join(ROOT, file), "utf8"),
   }));
   const calls = callMutants(known);
   // A procedure that never calls authorize( checks its permissions in code of its own: its
-  // table entry is documentation there, and removing it would change nothing.
+  // option is documentation there, and removing from it would change nothing.
   const enforced = new Set(calls.flatMap((c) => c.procedures));
   const unchecked = known.filter((p) => !enforced.has(p) && p !== "liveness.check");
   if (unchecked.length > 0)
     console.log(`checked by their own code, not through the table: ${unchecked.join(", ")}`);
-  const table = tableMutants().filter((m) => enforced.has(m.procedures[0]));
+  const table = optionMutants(all).filter((m) => enforced.has(m.procedures[0]));
   const mutants = [...table, ...calls]
     .filter((m) => m.name.includes(only))
     .map((m) => ({ ...m, files: testFiles(m.procedures, serviceTests) }));

@@ -1,17 +1,13 @@
 import type { DescFile, DescMessage, DescMethod, Registry } from "@bufbuild/protobuf";
-import {
-  type AuthMode,
-  namespaceOf,
-  type Procedure,
-  procedures,
-} from "../../src/services/procedures.ts";
+import { type AuthMode, namespaceOf } from "../../src/services/procedure-shape.ts";
 import {
   addErrorSchemas,
   createErrorResponses,
   type ErrorResponses,
   REQUEST_ID_HEADER,
 } from "./errors.ts";
-import { readOptions } from "./options.ts";
+import { type Options, readOptions } from "./options.ts";
+import { permissionSentence } from "./permissions.ts";
 import {
   collectUsage,
   commentOf,
@@ -41,12 +37,6 @@ function message(registry: Registry, typeName: string): DescMessage {
   return found;
 }
 
-function authOf(name: string): AuthMode {
-  const procedure = (procedures as Record<string, Procedure>)[name];
-  if (!procedure) throw new Error(`procedure ${name} is missing from src/services/procedures.ts`);
-  return procedure.auth;
-}
-
 function securityOf(auth: AuthMode): Schema[] {
   if (auth === "none") return [];
   return auth === "required" ? [{ rootKey: [] }] : [{ rootKey: [] }, {}];
@@ -59,6 +49,7 @@ function summaryOf(text: string | undefined): string | undefined {
 }
 
 interface Context {
+  opts: Options;
   builder: SchemaBuilder;
   errors: ErrorResponses;
   bareArrayField(desc: DescMessage): string | undefined;
@@ -97,12 +88,16 @@ function operation(
   operationId: string,
   hasBody: boolean,
 ): Schema {
-  const auth = authOf(name);
+  const { option, table } = ctx.opts.procedure(m, name);
+  const auth = table.auth;
   const comment = commentOf(m);
   const op: Schema = { operationId, tags: [namespaceOf(m.parent)] };
   const summary = summaryOf(comment);
   if (summary !== undefined) op.summary = summary;
-  if (comment !== undefined && comment !== summary) op.description = comment;
+  // The permissions come from the rpc's procedure option, not from prose kept beside it.
+  const description = [comment, permissionSentence(auth, option)].filter((x) => x !== undefined);
+  if (description.length > 0 && description.join(" ") !== summary)
+    op.description = description.join(" ");
   op.security = securityOf(auth);
   if (hasBody) op.requestBody = requestBody(ctx, m.input);
   op.responses = {
@@ -125,6 +120,7 @@ export function buildDocument(registry: Registry, files: readonly DescFile[]): S
   const builder = createSchemaBuilder(opts, collectUsage(methods, [detail]));
   const meta = builder.ref(message(registry, "latchkey.v2.ResponseMeta"), "response");
   const ctx: Context = {
+    opts,
     builder,
     errors: createErrorResponses(addErrorSchemas(builder, detail, meta)),
     bareArrayField: (desc) => opts.messageRules(desc)?.bareArrayField,

@@ -24,8 +24,8 @@ const AUTHENTICATED: readonly CatalogKey[] = [
 
 /**
  * The errors a procedure answers besides BODY and AUTHENTICATED: the objects it looks up
- * (404), the uniqueness it keeps (409) and its own refusals. Typed by ProcedureName, so a
- * procedure added to src/services/procedures.ts without a row here fails the typecheck;
+ * (404), the uniqueness it keeps (409) and its own refusals. Typed by ProcedureName, so an
+ * rpc added to a served service in the proto without a row here fails the typecheck;
  * the test harness checks every /v2 response of the suite against the result.
  */
 const SPECIFIC: Record<ProcedureName, readonly CatalogKey[]> = {

@@ -1,12 +1,19 @@
 import {
+  type DescEnum,
   type DescEnumValue,
   type DescExtension,
   type DescField,
   type DescMessage,
+  type DescMethod,
   getOption,
   hasOption,
   type Registry,
 } from "@bufbuild/protobuf";
+import {
+  type Procedure,
+  type ProcedureOptionValue,
+  procedureFromOption,
+} from "../../src/services/procedure-shape.ts";
 
 /** `(latchkey.v2.rules)` of a field, as options.proto declares FieldRules. */
 export interface FieldRules {
@@ -43,6 +50,8 @@ export interface Options {
   messageRules(message: DescMessage): MessageRules | undefined;
   /** The string the /v2 door uses for an enum value: its `json_value`, else its proto name. */
   jsonValue(value: DescEnumValue): string;
+  /** `(latchkey.v2.procedure)` of an rpc, checked as the server checks it at start. */
+  procedure(method: DescMethod, name: string): { option: ProcedureOptionValue; table: Procedure };
 }
 
 const NO_JSON: JsonField = { nullable: false, emitEmpty: false, emitNull: false };
@@ -62,6 +71,9 @@ export function readOptions(registry: Registry): Options {
   const json = extension("json");
   const messageRules = extension("message_rules");
   const jsonValue = extension("json_value");
+  const procedure = extension("procedure");
+  const auth: DescEnum | undefined = registry.getEnum("latchkey.v2.Auth");
+  if (!auth) throw new Error("enum latchkey.v2.Auth is not in the request");
   return {
     rules: (field) =>
       hasOption(field, rules) ? (getOption(field, rules) as unknown as FieldRules) : undefined,
@@ -73,5 +85,10 @@ export function readOptions(registry: Registry): Options {
         : undefined,
     jsonValue: (value) =>
       hasOption(value, jsonValue) ? (getOption(value, jsonValue) as string) : value.name,
+    procedure: (method, name) => {
+      if (!hasOption(method, procedure)) throw new Error(`${name} has no procedure option`);
+      const option = getOption(method, procedure) as unknown as ProcedureOptionValue;
+      return { option, table: procedureFromOption(name, option, auth) };
+    },
   };
 }

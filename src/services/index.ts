@@ -1,4 +1,4 @@
-import { createServiceImplSpec, type ServiceImplSpec } from "@connectrpc/connect";
+import type { ServiceImplSpec } from "@connectrpc/connect";
 import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
 import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
@@ -13,23 +13,22 @@ import { identitiesService } from "./identities/index.js";
 import { keysService } from "./keys/index.js";
 import { livenessService } from "./liveness/index.js";
 import { permissionsService } from "./permissions/index.js";
-import { procedureOf } from "./procedures.js";
 import { ratelimitService } from "./ratelimit/index.js";
+import { serve } from "./serve.js";
 
 /**
- * Every service Latchkey serves, assembled once and handed to every door. Checks at
- * start that each RPC has its row in the procedures table.
+ * Every service Latchkey serves, assembled once and handed to every door. Refuses to start
+ * (a TypeError naming the rpc) when an rpc has no handler or no procedure option, or a
+ * handler has no rpc.
  */
 export function createServices(deps: Deps): ServiceImplSpec[] {
-  const specs = [
-    createServiceImplSpec<typeof LivenessService>(LivenessService, livenessService()),
-    createServiceImplSpec<typeof ApisService>(ApisService, apisService(deps)),
-    createServiceImplSpec<typeof KeysService>(KeysService, keysService(deps)),
-    createServiceImplSpec<typeof IdentitiesService>(IdentitiesService, identitiesService(deps)),
-    createServiceImplSpec<typeof PermissionsService>(PermissionsService, permissionsService(deps)),
-    createServiceImplSpec<typeof RatelimitService>(RatelimitService, ratelimitService(deps)),
-    createServiceImplSpec<typeof AnalyticsService>(AnalyticsService, analyticsService(deps)),
+  return [
+    serve(LivenessService, livenessService()),
+    serve(ApisService, apisService(deps)),
+    serve(KeysService, keysService(deps)),
+    serve(IdentitiesService, identitiesService(deps)),
+    serve(PermissionsService, permissionsService(deps)),
+    serve(RatelimitService, ratelimitService(deps)),
+    serve(AnalyticsService, analyticsService(deps)),
   ];
-  for (const spec of specs) for (const m of spec.service.methods) procedureOf(m);
-  return specs;
 }

@@ -1,207 +1,69 @@
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { type DescMethod, getOption, hasOption } from "@bufbuild/protobuf";
+import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
+import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
+import { IdentitiesService } from "../../gen/latchkey/v2/identities_pb.js";
+import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
+import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
+import { AuthSchema, procedure as procedureOption } from "../../gen/latchkey/v2/options_pb.js";
+import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
+import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { namespaceOf, type Procedure, procedureFromOption } from "./procedure-shape.js";
 
-/** Whether a procedure needs `Authorization: Bearer <root key>`. */
-export type AuthMode = "none" | "required" | "optional";
+export { type AuthMode, namespaceOf, type Procedure } from "./procedure-shape.js";
 
-/** What one procedure demands of its caller. */
-export interface Procedure {
-  auth: AuthMode;
-  /**
-   * The root-key permissions it needs (all of them), `resource.id.action`. `{name}`
-   * placeholders are filled by the procedure with ids it has resolved (`api.{apiId}.read_api`).
-   */
-  permission?: string | readonly string[];
-  /**
-   * Permissions needed only when the call does something in particular (creating missing
-   * permissions, say), by name of that case; the procedure names the cases that apply.
-   */
-  when?: Readonly<Record<string, string>>;
-}
-
-/**
- * THE table of procedures: every procedure Latchkey serves, with the authentication it
- * needs and the root-key permission it checks. The server refuses to start if a
- * registered RPC is missing here. Permissions are `resource.id.action`, as the public
- * system names them; a granted `*` segment covers any one segment (`api.*.read_api` covers
- * `api.api_123.read_api`).
- */
-export const procedures = {
-  "liveness.check": { auth: "none" },
-  "apis.createApi": { auth: "required", permission: "api.*.create_api" },
-  "apis.getApi": { auth: "required", permission: "api.{apiId}.read_api" },
-  "apis.deleteApi": { auth: "required", permission: "api.{apiId}.delete_api" },
-  "apis.listKeys": {
-    auth: "required",
-    permission: ["api.{apiId}.read_key", "api.{apiId}.read_api"],
-  },
-
-  // Key procedures: every field that grants roles or permissions, takes them away, or creates a
-  // missing permission or identity needs the grant the dedicated procedure needs for it, so an
-  // API's create_key or update_key alone cannot hand out the workspace's roles. The procedure
-  // names the cases from the request's shape (src/services/keys/grant-cases.ts).
-  "keys.createKey": {
-    auth: "required",
-    permission: "api.{apiId}.create_key",
-    when: {
-      addRoles: "rbac.*.add_role_to_key",
-      addPermissions: "rbac.*.add_permission_to_key",
-      createPermissions: "rbac.*.create_permission",
-      createIdentity: "identity.*.create_identity",
-    },
-  },
-  // Optional: without a root key a key verifies in the API named by apiId, or in the
-  // instance's only workspace (VERIFY_REQUIRES_ROOT_KEY turns that off). A root key without
-  // this permission gets NOT_FOUND, not 403.
-  "keys.verifyKey": { auth: "optional", permission: "api.{apiId}.verify_key" },
-  "keys.getKey": { auth: "required", permission: "api.{apiId}.read_key" },
-  "keys.whoami": { auth: "required", permission: "api.{apiId}.read_key" },
-  "keys.updateKey": {
-    auth: "required",
-    permission: "api.{apiId}.update_key",
-    when: {
-      addRoles: "rbac.*.add_role_to_key",
-      addPermissions: "rbac.*.add_permission_to_key",
-      removeRoles: "rbac.*.remove_role_from_key",
-      removePermissions: "rbac.*.remove_permission_from_key",
-      createPermissions: "rbac.*.create_permission",
-      createIdentity: "identity.*.create_identity",
-    },
-  },
-  "keys.updateCredits": { auth: "required", permission: "api.{apiId}.update_key" },
-  "keys.deleteKey": { auth: "required", permission: "api.{apiId}.delete_key" },
-  // The new key gets the old one's roles and direct permissions, so a key holding some needs
-  // the grants createKey would need to give them (decided on the key, once it is found).
-  "keys.rerollKey": {
-    auth: "required",
-    permission: "api.{apiId}.create_key",
-    when: {
-      addRoles: "rbac.*.add_role_to_key",
-      addPermissions: "rbac.*.add_permission_to_key",
-    },
-  },
-  "keys.migrateKeys": {
-    auth: "required",
-    permission: "api.{apiId}.create_key",
-    when: {
-      addRoles: "rbac.*.add_role_to_key",
-      addPermissions: "rbac.*.add_permission_to_key",
-      createPermissions: "rbac.*.create_permission",
-      createIdentity: "identity.*.create_identity",
-    },
-  },
-  "keys.addPermissions": {
-    auth: "required",
-    permission: ["api.{apiId}.update_key", "rbac.*.add_permission_to_key"],
-    when: { createPermissions: "rbac.*.create_permission" },
-  },
-  "keys.removePermissions": {
-    auth: "required",
-    permission: ["api.{apiId}.update_key", "rbac.*.remove_permission_from_key"],
-  },
-  "keys.setPermissions": {
-    auth: "required",
-    permission: [
-      "api.{apiId}.update_key",
-      "rbac.*.add_permission_to_key",
-      "rbac.*.remove_permission_from_key",
-    ],
-    when: { createPermissions: "rbac.*.create_permission" },
-  },
-  // Creating the namespace on first use checks this with {namespaceId} = "*".
-  "ratelimit.limit": { auth: "required", permission: "ratelimit.{namespaceId}.limit" },
-  // Creating the namespace on first use checks this with {namespaceId} = "*".
-  "ratelimit.multiLimit": { auth: "required", permission: "ratelimit.{namespaceId}.limit" },
-  "ratelimit.setOverride": { auth: "required", permission: "ratelimit.{namespaceId}.set_override" },
-  "ratelimit.getOverride": {
-    auth: "required",
-    permission: "ratelimit.{namespaceId}.read_override",
-  },
-  "ratelimit.listOverrides": {
-    auth: "required",
-    permission: "ratelimit.{namespaceId}.read_override",
-  },
-  "ratelimit.deleteOverride": {
-    auth: "required",
-    permission: "ratelimit.{namespaceId}.delete_override",
-  },
-  // Checked per row: api.*.read_analytics reads the workspace, per-API grants only those
-  // APIs' rows (authorizeRows).
-  "analytics.getVerifications": { auth: "required", permission: "api.{apiId}.read_analytics" },
-  "analytics.listAuditLogs": { auth: "required", permission: "audit.*.read" },
-  "keys.addRoles": {
-    auth: "required",
-    permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key"],
-  },
-  "keys.removeRoles": {
-    auth: "required",
-    permission: ["api.{apiId}.update_key", "rbac.*.remove_role_from_key"],
-  },
-  "keys.setRoles": {
-    auth: "required",
-    permission: ["api.{apiId}.update_key", "rbac.*.add_role_to_key", "rbac.*.remove_role_from_key"],
-  },
-
-  "identities.createIdentity": { auth: "required", permission: "identity.*.create_identity" },
-  "identities.getIdentity": { auth: "required", permission: "identity.{identityId}.read_identity" },
-  // Checked per row: the list holds only the identities the key may read (authorizeRows).
-  "identities.listIdentities": {
-    auth: "required",
-    permission: "identity.{identityId}.read_identity",
-  },
-  "identities.updateIdentity": {
-    auth: "required",
-    permission: "identity.{identityId}.update_identity",
-  },
-  "identities.deleteIdentity": {
-    auth: "required",
-    permission: "identity.{identityId}.delete_identity",
-  },
-
-  "permissions.createPermission": { auth: "required", permission: "rbac.*.create_permission" },
-  "permissions.getPermission": { auth: "required", permission: "rbac.*.read_permission" },
-  "permissions.listPermissions": { auth: "required", permission: "rbac.*.read_permission" },
-  "permissions.deletePermission": { auth: "required", permission: "rbac.*.delete_permission" },
-  "permissions.createRole": {
-    auth: "required",
-    permission: "rbac.*.create_role",
-    when: {
-      attachPermissions: "rbac.*.add_permission_to_role",
-      createPermissions: "rbac.*.create_permission",
-    },
-  },
-  "permissions.getRole": { auth: "required", permission: "rbac.*.read_role" },
-  "permissions.listRoles": { auth: "required", permission: "rbac.*.read_role" },
-  "permissions.deleteRole": { auth: "required", permission: "rbac.*.delete_role" },
-  "permissions.setRolePermissions": {
-    auth: "required",
-    permission: ["rbac.*.add_permission_to_role", "rbac.*.remove_permission_from_role"],
-    when: { createPermissions: "rbac.*.create_permission" },
-  },
-} as const satisfies Record<string, Procedure>;
+/** Every service Latchkey serves, in the order the doors and the API reference list them. */
+export const SERVED_SERVICES = [
+  LivenessService,
+  ApisService,
+  KeysService,
+  IdentitiesService,
+  PermissionsService,
+  RatelimitService,
+  AnalyticsService,
+] as const;
 
 /** The name of a procedure on the /v2 door: `apis.createApi`. */
-export type ProcedureName = keyof typeof procedures;
-
-/** The /v2 namespace of a service: `latchkey.v2.ApisService` → `apis`. */
-export function namespaceOf(service: DescService): string {
-  const base = service.name.replace(/Service$/, "");
-  return base.charAt(0).toLowerCase() + base.slice(1);
-}
+export type ProcedureName =
+  | `liveness.${Extract<keyof (typeof LivenessService)["method"], string>}`
+  | `apis.${Extract<keyof (typeof ApisService)["method"], string>}`
+  | `keys.${Extract<keyof (typeof KeysService)["method"], string>}`
+  | `identities.${Extract<keyof (typeof IdentitiesService)["method"], string>}`
+  | `permissions.${Extract<keyof (typeof PermissionsService)["method"], string>}`
+  | `ratelimit.${Extract<keyof (typeof RatelimitService)["method"], string>}`
+  | `analytics.${Extract<keyof (typeof AnalyticsService)["method"], string>}`;
 
 const byMethod = new WeakMap<DescMethod, { name: string; procedure: Procedure }>();
 
-/** The table entry of a method; throws for a method missing from the table. */
+/**
+ * The procedure of a method, read from its rpc's `(latchkey.v2.procedure)` option; throws a
+ * TypeError naming the procedure when the rpc has no option, or a malformed one.
+ */
 export function procedureOf(method: DescMethod): { name: string; procedure: Procedure } {
   let found = byMethod.get(method);
   if (!found) {
     const name = `${namespaceOf(method.parent)}.${method.localName}`;
-    const procedure = (procedures as Record<string, Procedure>)[name];
-    if (!procedure) throw new TypeError(`procedure ${name} is missing from the procedures table`);
+    if (!hasOption(method, procedureOption))
+      throw new TypeError(`procedure ${name}: its rpc has no (latchkey.v2.procedure) option`);
+    const procedure = procedureFromOption(name, getOption(method, procedureOption), AuthSchema);
     found = { name, procedure };
     byMethod.set(method, found);
   }
   return found;
 }
+
+/**
+ * THE table of procedures, derived from the procedure options of the served services' rpcs:
+ * every procedure Latchkey serves, with the authentication it needs and the root-key
+ * permissions it checks. Reading it at start refuses an rpc without its option. Permissions
+ * are `resource.id.action`, as the public system names them; a granted `*` segment covers
+ * any one segment (`api.*.read_api` covers `api.api_123.read_api`).
+ */
+export const procedures: Readonly<Record<ProcedureName, Procedure>> = Object.fromEntries(
+  SERVED_SERVICES.flatMap((s) => s.methods).map((m) => {
+    const { name, procedure } = procedureOf(m);
+    return [name, procedure];
+  }),
+) as Record<ProcedureName, Procedure>;
 
 const compiled = new Map<string, string[]>();
 

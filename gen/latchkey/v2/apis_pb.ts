@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/apis.proto.
  */
 export const file_latchkey_v2_apis: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhIo8CCg9MaXN0S2V5c1JlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAESHAoFbGltaXQYAiABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAMgASgJQgeiuxgDGIAISAGIAQESIwoLZXh0ZXJuYWxfaWQYBCABKAlCCaK7GAUQARj/AUgCiAEBEhQKB2RlY3J5cHQYBSABKAhIA4gBARIiChVyZXZhbGlkYXRlX2tleXNfY2FjaGUYBiABKAhIBIgBAUIICgZfbGltaXRCCQoHX2N1cnNvckIOCgxfZXh0ZXJuYWxfaWRCCgoIX2RlY3J5cHRCGAoWX3JldmFsaWRhdGVfa2V5c19jYWNoZSKQAQoQTGlzdEtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5LZXlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbjKxAgoLQXBpc1NlcnZpY2USSgoJQ3JlYXRlQXBpEh0ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVxdWVzdBoeLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlEkEKBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZRJKCglEZWxldGVBcGkSHS5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2USRwoITGlzdEtleXMSHC5sYXRjaGtleS52Mi5MaXN0S2V5c1JlcXVlc3QaHS5sYXRjaGtleS52Mi5MaXN0S2V5c1Jlc3BvbnNlYgZwcm90bzM", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
+  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhIo8CCg9MaXN0S2V5c1JlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAESHAoFbGltaXQYAiABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAMgASgJQgeiuxgDGIAISAGIAQESIwoLZXh0ZXJuYWxfaWQYBCABKAlCCaK7GAUQARj/AUgCiAEBEhQKB2RlY3J5cHQYBSABKAhIA4gBARIiChVyZXZhbGlkYXRlX2tleXNfY2FjaGUYBiABKAhIBIgBAUIICgZfbGltaXRCCQoHX2N1cnNvckIOCgxfZXh0ZXJuYWxfaWRCCgoIX2RlY3J5cHRCGAoWX3JldmFsaWRhdGVfa2V5c19jYWNoZSKQAQoQTGlzdEtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5LZXlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbjLVAwoLQXBpc1NlcnZpY2UScAoJQ3JlYXRlQXBpEh0ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVxdWVzdBoeLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlIiTCuxggCAISEGFwaS4qLmNyZWF0ZV9hcGkiCmFwaS5jcmVhdGUSXwoGR2V0QXBpEhoubGF0Y2hrZXkudjIuR2V0QXBpUmVxdWVzdBobLmxhdGNoa2V5LnYyLkdldEFwaVJlc3BvbnNlIhzCuxgYCAISFGFwaS57YXBpSWR9LnJlYWRfYXBpEnYKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZSIqwrsYJggCEhZhcGkue2FwaUlkfS5kZWxldGVfYXBpIgphcGkuZGVsZXRlEnsKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSIywrsYLggCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGliBnByb3RvMw", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
 
 /**
  * CreateApiRequest names the new API.
@@ -327,7 +327,6 @@ export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*
 export const ApisService: GenService<{
   /**
    * CreateApi creates an API in the caller's workspace.
-   * Permission: api.*.create_api.
    *
    * @generated from rpc latchkey.v2.ApisService.CreateApi
    */
@@ -338,7 +337,6 @@ export const ApisService: GenService<{
   },
   /**
    * GetApi returns one API. Unknown, deleted and other workspaces' APIs are 404.
-   * Permission: api.<apiId>.read_api.
    *
    * @generated from rpc latchkey.v2.ApisService.GetApi
    */
@@ -349,7 +347,7 @@ export const ApisService: GenService<{
   },
   /**
    * DeleteApi soft-deletes an API: its keys stop verifying and key procedures answer 404.
-   * Deleting twice is 404. Permission: api.<apiId>.delete_api.
+   * Deleting twice is 404.
    *
    * @generated from rpc latchkey.v2.ApisService.DeleteApi
    */
@@ -360,8 +358,7 @@ export const ApisService: GenService<{
   },
   /**
    * ListKeys pages through the live keys of an API by id, optionally those of one identity.
-   * Permission: api.<apiId>.read_key and api.<apiId>.read_api on the API listed (per-API grants
-   * suffice; grants on other APIs do not).
+   * Grants on the API listed suffice; grants on other APIs do not.
    *
    * @generated from rpc latchkey.v2.ApisService.ListKeys
    */

@@ -6,13 +6,14 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
+import { file_latchkey_v2_options } from "./options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file latchkey/v2/liveness.proto.
  */
 export const file_latchkey_v2_liveness: GenFile = /*@__PURE__*/
-  fileDesc("ChpsYXRjaGtleS92Mi9saXZlbmVzcy5wcm90bxILbGF0Y2hrZXkudjIiDgoMQ2hlY2tSZXF1ZXN0ImYKDUNoZWNrUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIsCgRkYXRhGAIgASgLMh4ubGF0Y2hrZXkudjIuQ2hlY2tSZXNwb25zZURhdGEiJAoRQ2hlY2tSZXNwb25zZURhdGESDwoHbWVzc2FnZRgBIAEoCTJRCg9MaXZlbmVzc1NlcnZpY2USPgoFQ2hlY2sSGS5sYXRjaGtleS52Mi5DaGVja1JlcXVlc3QaGi5sYXRjaGtleS52Mi5DaGVja1Jlc3BvbnNlYgZwcm90bzM", [file_latchkey_v2_common]);
+  fileDesc("ChpsYXRjaGtleS92Mi9saXZlbmVzcy5wcm90bxILbGF0Y2hrZXkudjIiDgoMQ2hlY2tSZXF1ZXN0ImYKDUNoZWNrUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIsCgRkYXRhGAIgASgLMh4ubGF0Y2hrZXkudjIuQ2hlY2tSZXNwb25zZURhdGEiJAoRQ2hlY2tSZXNwb25zZURhdGESDwoHbWVzc2FnZRgBIAEoCTJZCg9MaXZlbmVzc1NlcnZpY2USRgoFQ2hlY2sSGS5sYXRjaGtleS52Mi5DaGVja1JlcXVlc3QaGi5sYXRjaGtleS52Mi5DaGVja1Jlc3BvbnNlIgbCuxgCCAFiBnByb3RvMw", [file_latchkey_v2_common, file_latchkey_v2_options]);
 
 /**
  * CheckRequest has no fields.

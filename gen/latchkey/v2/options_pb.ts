@@ -2,9 +2,9 @@
 // @generated from file latchkey/v2/options.proto (package latchkey.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { EnumValueOptions, FieldOptions, MessageOptions } from "@bufbuild/protobuf/wkt";
+import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { EnumValueOptions, FieldOptions, MessageOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/options.proto.
  */
 export const file_latchkey_v2_options: GenFile = /*@__PURE__*/
-  fileDesc("ChlsYXRjaGtleS92Mi9vcHRpb25zLnByb3RvEgtsYXRjaGtleS52MiKAAwoKRmllbGRSdWxlcxIQCghyZXF1aXJlZBgBIAEoCBIUCgdtaW5fbGVuGAIgASgNSACIAQESFAoHbWF4X2xlbhgDIAEoDUgBiAEBEhQKB3BhdHRlcm4YBCABKAlIAogBARIQCgNtaW4YBSABKANIA4gBARIQCgNtYXgYBiABKANIBIgBARIWCgltaW5faXRlbXMYByABKA1IBYgBARIWCgltYXhfaXRlbXMYCCABKA1IBogBARIWCgltYXhfcHJvcHMYCSABKA1IB4gBARIbCg5tYXhfanNvbl9ieXRlcxgKIAEoDUgIiAEBEhYKCXVuaXF1ZV9ieRgLIAEoCUgJiAEBQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgoKCF9wYXR0ZXJuQgYKBF9taW5CBgoEX21heEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXNCDAoKX21heF9wcm9wc0IRCg9fbWF4X2pzb25fYnl0ZXNCDAoKX3VuaXF1ZV9ieSJaCgxNZXNzYWdlUnVsZXMSFgoOZXhhY3RseV9vbmVfb2YYASADKAkSHQoQYmFyZV9hcnJheV9maWVsZBgCIAEoCUgAiAEBQhMKEV9iYXJlX2FycmF5X2ZpZWxkIkQKCUpzb25GaWVsZBIQCghudWxsYWJsZRgBIAEoCBISCgplbWl0X2VtcHR5GAIgASgIEhEKCWVtaXRfbnVsbBgDIAEoCDpOCgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYtIcDIAEoCzIXLmxhdGNoa2V5LnYyLkZpZWxkUnVsZXNSBXJ1bGVzOksKBGpzb24SHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyFi5sYXRjaGtleS52Mi5Kc29uRmllbGRSBGpzb246YQoNbWVzc2FnZV9ydWxlcxIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxi3hwMgASgLMhkubGF0Y2hrZXkudjIuTWVzc2FnZVJ1bGVzUgxtZXNzYWdlUnVsZXM6QgoKanNvbl92YWx1ZRIhLmdvb2dsZS5wcm90b2J1Zi5FbnVtVmFsdWVPcHRpb25zGLaHAyABKAlSCWpzb25WYWx1ZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChlsYXRjaGtleS92Mi9vcHRpb25zLnByb3RvEgtsYXRjaGtleS52MiKAAwoKRmllbGRSdWxlcxIQCghyZXF1aXJlZBgBIAEoCBIUCgdtaW5fbGVuGAIgASgNSACIAQESFAoHbWF4X2xlbhgDIAEoDUgBiAEBEhQKB3BhdHRlcm4YBCABKAlIAogBARIQCgNtaW4YBSABKANIA4gBARIQCgNtYXgYBiABKANIBIgBARIWCgltaW5faXRlbXMYByABKA1IBYgBARIWCgltYXhfaXRlbXMYCCABKA1IBogBARIWCgltYXhfcHJvcHMYCSABKA1IB4gBARIbCg5tYXhfanNvbl9ieXRlcxgKIAEoDUgIiAEBEhYKCXVuaXF1ZV9ieRgLIAEoCUgJiAEBQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgoKCF9wYXR0ZXJuQgYKBF9taW5CBgoEX21heEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXNCDAoKX21heF9wcm9wc0IRCg9fbWF4X2pzb25fYnl0ZXNCDAoKX3VuaXF1ZV9ieSJaCgxNZXNzYWdlUnVsZXMSFgoOZXhhY3RseV9vbmVfb2YYASADKAkSHQoQYmFyZV9hcnJheV9maWVsZBgCIAEoCUgAiAEBQhMKEV9iYXJlX2FycmF5X2ZpZWxkIkQKCUpzb25GaWVsZBIQCghudWxsYWJsZRgBIAEoCBISCgplbWl0X2VtcHR5GAIgASgIEhEKCWVtaXRfbnVsbBgDIAEoCCJFCg5QZXJtaXNzaW9uQ2FzZRIMCgRjYXNlGAEgASgJEhIKCnBlcm1pc3Npb24YAiABKAkSEQoJY29uZGl0aW9uGAMgASgJIoIBCglQcm9jZWR1cmUSHwoEYXV0aBgBIAEoDjIRLmxhdGNoa2V5LnYyLkF1dGgSEwoLcGVybWlzc2lvbnMYAiADKAkSKQoEd2hlbhgDIAMoCzIbLmxhdGNoa2V5LnYyLlBlcm1pc3Npb25DYXNlEhQKDGF1ZGl0X2V2ZW50cxgEIAMoCSpRCgRBdXRoEhQKEEFVVEhfVU5TUEVDSUZJRUQQABINCglBVVRIX05PTkUQARIRCg1BVVRIX1JFUVVJUkVEEAISEQoNQVVUSF9PUFRJT05BTBADOk4KBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMhcubGF0Y2hrZXkudjIuRmllbGRSdWxlc1IFcnVsZXM6SwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYtYcDIAEoCzIWLmxhdGNoa2V5LnYyLkpzb25GaWVsZFIEanNvbjphCg1tZXNzYWdlX3J1bGVzEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGLeHAyABKAsyGS5sYXRjaGtleS52Mi5NZXNzYWdlUnVsZXNSDG1lc3NhZ2VSdWxlczpCCgpqc29uX3ZhbHVlEiEuZ29vZ2xlLnByb3RvYnVmLkVudW1WYWx1ZU9wdGlvbnMYtocDIAEoCVIJanNvblZhbHVlOlYKCXByb2NlZHVyZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLiHAyABKAsyFi5sYXRjaGtleS52Mi5Qcm9jZWR1cmVSCXByb2NlZHVyZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * FieldRules declares the bounds of one request field. The runtime validator reads
@@ -180,6 +180,132 @@ export const JsonFieldSchema: GenMessage<JsonField> = /*@__PURE__*/
   messageDesc(file_latchkey_v2_options, 2);
 
 /**
+ * PermissionCase is a root-key permission needed only when a call does something in
+ * particular (creating a missing permission, say). The procedure decides which cases apply
+ * to a call from what it asks for, and names them; naming a case its option lacks is a bug
+ * the server reports rather than a call it lets through.
+ *
+ * @generated from message latchkey.v2.PermissionCase
+ */
+export type PermissionCase = Message<"latchkey.v2.PermissionCase"> & {
+  /**
+   * The name the procedure's code uses for the case, lowerCamel: "addRoles".
+   *
+   * @generated from field: string case = 1;
+   */
+  case: string;
+
+  /**
+   * The permission template needed in that case, as in Procedure.permissions.
+   *
+   * @generated from field: string permission = 2;
+   */
+  permission: string;
+
+  /**
+   * When the case applies, in words, for the API reference: "roles is not empty".
+   *
+   * @generated from field: string condition = 3;
+   */
+  condition: string;
+};
+
+/**
+ * Describes the message latchkey.v2.PermissionCase.
+ * Use `create(PermissionCaseSchema)` to create a new message.
+ */
+export const PermissionCaseSchema: GenMessage<PermissionCase> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_options, 3);
+
+/**
+ * Procedure is what a procedure demands of its caller and what it records: the one table
+ * of per-procedure facts the server, the API reference and the checks read.
+ *
+ * @generated from message latchkey.v2.Procedure
+ */
+export type Procedure = Message<"latchkey.v2.Procedure"> & {
+  /**
+   * Whether the procedure needs a root key.
+   *
+   * @generated from field: latchkey.v2.Auth auth = 1;
+   */
+  auth: Auth;
+
+  /**
+   * The root-key permissions it checks (all of them), as `resource.id.action` templates.
+   * A `{name}` placeholder ("api.{apiId}.read_api") is filled with the id the procedure
+   * resolved; a granted `*` segment covers any one segment.
+   *
+   * @generated from field: repeated string permissions = 2;
+   */
+  permissions: string[];
+
+  /**
+   * Permissions needed beyond those when the call does something in particular.
+   *
+   * @generated from field: repeated latchkey.v2.PermissionCase when = 3;
+   */
+  when: PermissionCase[];
+
+  /**
+   * The audit events the procedure's own change is recorded under (empty for a read). It
+   * may write others for what it creates on the way, such as identity.create when a key
+   * names an externalId no identity has.
+   *
+   * @generated from field: repeated string audit_events = 4;
+   */
+  auditEvents: string[];
+};
+
+/**
+ * Describes the message latchkey.v2.Procedure.
+ * Use `create(ProcedureSchema)` to create a new message.
+ */
+export const ProcedureSchema: GenMessage<Procedure> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_options, 4);
+
+/**
+ * Auth says whether a procedure needs `Authorization: Bearer <root key>`.
+ *
+ * @generated from enum latchkey.v2.Auth
+ */
+export enum Auth {
+  /**
+   * Not set: the server refuses to start, so every rpc must say.
+   *
+   * @generated from enum value: AUTH_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No root key is read (liveness).
+   *
+   * @generated from enum value: AUTH_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * A root key is required: without one the call is 401.
+   *
+   * @generated from enum value: AUTH_REQUIRED = 2;
+   */
+  REQUIRED = 2,
+
+  /**
+   * A root key is read when given, and the call goes on without one.
+   *
+   * @generated from enum value: AUTH_OPTIONAL = 3;
+   */
+  OPTIONAL = 3,
+}
+
+/**
+ * Describes the enum latchkey.v2.Auth.
+ */
+export const AuthSchema: GenEnum<Auth> = /*@__PURE__*/
+  enumDesc(file_latchkey_v2_options, 0);
+
+/**
  * Validation bounds of the field.
  *
  * @generated from extension: latchkey.v2.FieldRules rules = 50100;
@@ -210,4 +336,12 @@ export const message_rules: GenExtension<MessageOptions, MessageRules> = /*@__PU
  */
 export const json_value: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
   extDesc(file_latchkey_v2_options, 3);
+
+/**
+ * What the procedure demands and records; the server refuses to start without it.
+ *
+ * @generated from extension: latchkey.v2.Procedure procedure = 50104;
+ */
+export const procedure: GenExtension<MethodOptions, Procedure> = /*@__PURE__*/
+  extDesc(file_latchkey_v2_options, 4);
 
