@@ -33,6 +33,7 @@ const SPECIFIC: Record<ProcedureName, readonly CatalogKey[]> = {
   "apis.createApi": [],
   "apis.getApi": ["apiNotFound"],
   "apis.deleteApi": ["apiNotFound"],
+  "apis.listApis": [],
   "apis.listKeys": ["apiNotFound", "preconditionFailed"],
   "keys.createKey": ["apiNotFound", "roleNotFound", "identityAlreadyExists", "preconditionFailed"],
   "keys.verifyKey": ["permissionsQuerySyntaxError", "preconditionFailed"],

@@ -133,6 +133,7 @@ const TABLE: Record<string, Row> = {
     own: (d) => ({ apiId: d.apiId }),
     foreign: [["its API", (f) => ({ apiId: f.apiId }), notFound]],
   },
+  "apis.listApis": { own: () => ({}) },
   "apis.listKeys": {
     own: (d) => ({ apiId: d.apiId }),
     foreign: [["its API", (f) => ({ apiId: f.apiId }), notFound]],

@@ -41,6 +41,7 @@ const TABLE: Record<string, Row> = {
   "apis.createApi": { needs: ["api.*.create_api"], body: () => ({ name: "pc api" }) },
   "apis.getApi": { needs: ["api.{apiId}.read_api"], body: (w) => ({ apiId: w.apiId }) },
   "apis.deleteApi": { needs: ["api.{apiId}.delete_api"], body: (w) => ({ apiId: w.apiId }) },
+  "apis.listApis": { needs: ["api.*.read_api"], body: () => ({}) },
   "apis.listKeys": {
     needs: ["api.{apiId}.read_key", "api.{apiId}.read_api"],
     body: (w) => ({ apiId: w.apiId }),

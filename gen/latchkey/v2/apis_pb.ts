@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/apis.proto.
  */
 export const file_latchkey_v2_apis: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhIo8CCg9MaXN0S2V5c1JlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAESHAoFbGltaXQYAiABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAMgASgJQgeiuxgDGIAISAGIAQESIwoLZXh0ZXJuYWxfaWQYBCABKAlCCaK7GAUQARj/AUgCiAEBEhQKB2RlY3J5cHQYBSABKAhIA4gBARIiChVyZXZhbGlkYXRlX2tleXNfY2FjaGUYBiABKAhIBIgBAUIICgZfbGltaXRCCQoHX2N1cnNvckIOCgxfZXh0ZXJuYWxfaWRCCgoIX2RlY3J5cHRCGAoWX3JldmFsaWRhdGVfa2V5c19jYWNoZSKQAQoQTGlzdEtleXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5LZXlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbjLVAwoLQXBpc1NlcnZpY2UScAoJQ3JlYXRlQXBpEh0ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVxdWVzdBoeLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlIiTCuxggCAISEGFwaS4qLmNyZWF0ZV9hcGkiCmFwaS5jcmVhdGUSXwoGR2V0QXBpEhoubGF0Y2hrZXkudjIuR2V0QXBpUmVxdWVzdBobLmxhdGNoa2V5LnYyLkdldEFwaVJlc3BvbnNlIhzCuxgYCAISFGFwaS57YXBpSWR9LnJlYWRfYXBpEnYKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZSIqwrsYJggCEhZhcGkue2FwaUlkfS5kZWxldGVfYXBpIgphcGkuZGVsZXRlEnsKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSIywrsYLggCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGliBnByb3RvMw", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
+  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhImIKD0xpc3RBcGlzUmVxdWVzdBIcCgVsaW1pdBgBIAEoBUIIorsYBCgBMGRIAIgBARIcCgZjdXJzb3IYAiABKAlCB6K7GAMYgAhIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciKQAQoQTGlzdEFwaXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5BcGlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbiKPAgoPTGlzdEtleXNSZXF1ZXN0EhYKBmFwaV9pZBgBIAEoCUIGorsYAggBEhwKBWxpbWl0GAIgASgFQgiiuxgEKAEwZEgAiAEBEhwKBmN1cnNvchgDIAEoCUIHorsYAxiACEgBiAEBEiMKC2V4dGVybmFsX2lkGAQgASgJQgmiuxgFEAEY/wFIAogBARIUCgdkZWNyeXB0GAUgASgISAOIAQESIgoVcmV2YWxpZGF0ZV9rZXlzX2NhY2hlGAYgASgISASIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCDgoMX2V4dGVybmFsX2lkQgoKCF9kZWNyeXB0QhgKFl9yZXZhbGlkYXRlX2tleXNfY2FjaGUikAEKEExpc3RLZXlzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRImCgRkYXRhGAIgAygLMhAubGF0Y2hrZXkudjIuS2V5QgaquxgCEAESKwoKcGFnaW5hdGlvbhgDIAEoCzIXLmxhdGNoa2V5LnYyLlBhZ2luYXRpb24yvAQKC0FwaXNTZXJ2aWNlEnAKCUNyZWF0ZUFwaRIdLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXNwb25zZSIkwrsYIAgCEhBhcGkuKi5jcmVhdGVfYXBpIgphcGkuY3JlYXRlEl8KBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZSIcwrsYGAgCEhRhcGkue2FwaUlkfS5yZWFkX2FwaRJ2CglEZWxldGVBcGkSHS5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2UiKsK7GCYIAhIWYXBpLnthcGlJZH0uZGVsZXRlX2FwaSIKYXBpLmRlbGV0ZRJlCghMaXN0QXBpcxIcLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVzcG9uc2UiHMK7GBgIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkSewoITGlzdEtleXMSHC5sYXRjaGtleS52Mi5MaXN0S2V5c1JlcXVlc3QaHS5sYXRjaGtleS52Mi5MaXN0S2V5c1Jlc3BvbnNlIjLCuxguCAISFGFwaS57YXBpSWR9LnJlYWRfa2V5EhRhcGkue2FwaUlkfS5yZWFkX2FwaWIGcHJvdG8z", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
 
 /**
  * CreateApiRequest names the new API.
@@ -229,6 +229,69 @@ export const DeleteApiResponseDataSchema: GenMessage<DeleteApiResponseData> = /*
   messageDesc(file_latchkey_v2_apis, 8);
 
 /**
+ * ListApisRequest asks for one page of the workspace's APIs.
+ *
+ * @generated from message latchkey.v2.ListApisRequest
+ */
+export type ListApisRequest = Message<"latchkey.v2.ListApisRequest"> & {
+  /**
+   * Page size, 1 to 100; 100 when omitted.
+   *
+   * @generated from field: optional int32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * The cursor of the previous page's pagination, to continue after it.
+   *
+   * @generated from field: optional string cursor = 2;
+   */
+  cursor?: string | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.ListApisRequest.
+ * Use `create(ListApisRequestSchema)` to create a new message.
+ */
+export const ListApisRequestSchema: GenMessage<ListApisRequest> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 9);
+
+/**
+ * ListApisResponse is one page of APIs.
+ *
+ * @generated from message latchkey.v2.ListApisResponse
+ */
+export type ListApisResponse = Message<"latchkey.v2.ListApisResponse"> & {
+  /**
+   * Request metadata.
+   *
+   * @generated from field: latchkey.v2.ResponseMeta meta = 1;
+   */
+  meta?: ResponseMeta | undefined;
+
+  /**
+   * The APIs of the page, by id.
+   *
+   * @generated from field: repeated latchkey.v2.Api data = 2;
+   */
+  data: Api[];
+
+  /**
+   * Where the next page starts.
+   *
+   * @generated from field: latchkey.v2.Pagination pagination = 3;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.ListApisResponse.
+ * Use `create(ListApisResponseSchema)` to create a new message.
+ */
+export const ListApisResponseSchema: GenMessage<ListApisResponse> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 10);
+
+/**
  * ListKeysRequest asks for one page of the keys of an API.
  *
  * @generated from message latchkey.v2.ListKeysRequest
@@ -282,7 +345,7 @@ export type ListKeysRequest = Message<"latchkey.v2.ListKeysRequest"> & {
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 9);
+  messageDesc(file_latchkey_v2_apis, 11);
 
 /**
  * ListKeysResponse is one page of keys.
@@ -317,7 +380,7 @@ export type ListKeysResponse = Message<"latchkey.v2.ListKeysResponse"> & {
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 10);
+  messageDesc(file_latchkey_v2_apis, 12);
 
 /**
  * ApisService manages APIs: the containers that keys are issued for.
@@ -355,6 +418,18 @@ export const ApisService: GenService<{
     methodKind: "unary";
     input: typeof DeleteApiRequestSchema;
     output: typeof DeleteApiResponseSchema;
+  },
+  /**
+   * ListApis pages through the live APIs of the caller's workspace by id. A root key with
+   * per-API grants (api.<apiId>.read_api) lists only those APIs; one that may read no API is
+   * 403.
+   *
+   * @generated from rpc latchkey.v2.ApisService.ListApis
+   */
+  listApis: {
+    methodKind: "unary";
+    input: typeof ListApisRequestSchema;
+    output: typeof ListApisResponseSchema;
   },
   /**
    * ListKeys pages through the live keys of an API by id, optionally those of one identity.

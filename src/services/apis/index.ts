@@ -4,6 +4,7 @@ import type { Deps } from "../deps.js";
 import { createApi } from "./create-api.js";
 import { deleteApi } from "./delete-api.js";
 import { getApi } from "./get-api.js";
+import { listApis } from "./list-apis.js";
 import { listKeys } from "./list-keys.js";
 
 /** The ApisService implementation. */
@@ -12,6 +13,7 @@ export function apisService(deps: Deps): ServiceImpl<typeof ApisService> {
     createApi: (req, ctx) => createApi(deps, req, ctx),
     getApi: (req, ctx) => getApi(deps, req, ctx),
     deleteApi: (req, ctx) => deleteApi(deps, req, ctx),
+    listApis: (req, ctx) => listApis(deps, req, ctx),
     listKeys: (req, ctx) => listKeys(deps, req, ctx),
   };
 }

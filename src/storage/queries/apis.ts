@@ -58,3 +58,26 @@ export async function apiSoftDelete(
   );
   return rows.length === 1;
 }
+
+/**
+ * A page of the live APIs of a workspace, by id from `cursor` on (at most `limit`), only
+ * those in `ids` when it is not null: a narrow root key's page is filtered here, so it stays
+ * full while more rows exist and its cursor stays right.
+ */
+export function apiList(
+  q: Queryable,
+  workspaceId: string,
+  opts: { cursor: string | undefined; limit: number; ids: readonly string[] | null },
+): Promise<ApiRow[]> {
+  return q.query<ApiRow>(
+    `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
+     from apis
+     where workspace_id = $1
+       and deleted_at is null
+       and id >= coalesce($2::text, '')
+       and ($4::text[] is null or id = any($4::text[]))
+     order by id
+     limit $3`,
+    [workspaceId, opts.cursor ?? null, opts.limit, opts.ids],
+  );
+}
