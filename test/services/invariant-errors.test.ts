@@ -12,7 +12,8 @@ import { useServer } from "../harness/server.js";
 // A broken invariant inside a request (no call on the context, no principal where
 // authentication guaranteed one, a balance holder the schema guarantees) answers the
 // catalog's internal error: a 500 whose public text is only "quote the request id", with the
-// reason kept as the logged cause. A bare Error would carry its message to whoever renders it.
+// reason kept as the logged cause. The code throws it as such where the invariant breaks,
+// rather than leaving a bare Error to the doors' last-resort conversion.
 
 const s = useServer();
 
