@@ -20,7 +20,7 @@ import {
   type StringBounds,
   violationsFull,
 } from "../domain/field-rules.js";
-import type { Violation } from "../errors/service-error.js";
+import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
 import { isPresent, satisfiesRequired } from "./presence.js";
 
 /** The bounds of one field, read once from its `(latchkey.v2.rules)` option. */
@@ -51,6 +51,14 @@ const plans = new Map<string, MessagePlan>();
 
 /** A required list names `[]` as the way to give none: an omitted one is not taken as empty. */
 const REQUIRED_LIST = "is required: give [] for none";
+
+/**
+ * A rule of the contract that names no field: found when a message is first checked (at its
+ * first request), it is the contract's fault, not the request's, so a 500 whose reason is logged.
+ */
+function contractFault(why: string): ServiceError {
+  return errors.unexpected(new TypeError(why));
+}
 
 function planFor(desc: DescMessage): MessagePlan {
   let plan = plans.get(desc.typeName);
@@ -83,7 +91,7 @@ function planFor(desc: DescMessage): MessagePlan {
     if (r?.uniqueBy !== undefined && nested) {
       const key = nested.fields.find((f) => f.name === r.uniqueBy);
       if (!key)
-        throw new TypeError(`${field.parent.typeName}.${field.name}: unique_by names no field`);
+        throw contractFault(`${field.parent.typeName}.${field.name}: unique_by names no field`);
       p.uniqueBy = key;
     }
     return p;
@@ -93,7 +101,7 @@ function planFor(desc: DescMessage): MessagePlan {
     : undefined;
   const group = (rules?.exactlyOneOf ?? []).map((name) => {
     const f = desc.fields.find((x) => x.name === name);
-    if (!f) throw new TypeError(`${desc.typeName}: exactly_one_of names no field ${name}`);
+    if (!f) throw contractFault(`${desc.typeName}: exactly_one_of names no field ${name}`);
     return f;
   });
   plan = { fields, exactlyOneOf: group.length > 0 ? [group] : [] };

@@ -4,7 +4,7 @@ import {
   createContextKey,
   type HandlerContext,
 } from "@connectrpc/connect";
-import type { Violation } from "../errors/service-error.js";
+import { errors, type Violation } from "../errors/service-error.js";
 
 /** The door a call came through; metrics and logs are labelled with it. */
 export type Door = "json" | "connect" | "grpc" | "grpc-web";
@@ -56,16 +56,26 @@ export function callValues(call: Call): ContextValues {
   return new Values().set(callKey, call);
 }
 
-/** The call of a request; every door sets one before the interceptors run. */
+/**
+ * The call of a request; every door sets one before the interceptors run. Without one the
+ * server itself is broken: 500 (a catalog error; the reason is only logged).
+ */
 export function callOf(values: ContextValues): Call {
   const call = values.get(callKey);
-  if (!call) throw new TypeError("no call in context: the door did not set one");
+  if (!call) throw errors.unexpected(new TypeError("no call in context: the door did not set one"));
   return call;
 }
 
-/** The principal of an authenticated call. Procedures that require auth can rely on it. */
+/**
+ * The principal of an authenticated call. Procedures that require auth can rely on it: the
+ * authentication step refused the call otherwise, so its absence here is a 500.
+ */
 export function principalOf(ctx: HandlerContext): Principal {
   const p = callOf(ctx.values).principal;
-  if (!p) throw new TypeError("procedure needs a principal but the call is unauthenticated");
+  if (!p) {
+    throw errors.unexpected(
+      new TypeError("procedure needs a principal but the call is unauthenticated"),
+    );
+  }
   return p;
 }

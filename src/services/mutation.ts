@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Invalidation } from "../cache/bus.js";
-import type { ServiceError } from "../errors/service-error.js";
+import { errors, type ServiceError } from "../errors/service-error.js";
 import { isTransientConflict, type Queryable, violatedUniqueIndex } from "../storage/db.js";
 import { type AuditEntry, auditInsert } from "../storage/queries/audit-logs.js";
 import { callOf } from "./call.js";
@@ -122,7 +122,10 @@ async function attemptOnce<T>(
   return result;
 }
 
-/** `mutateAs` for a procedure: the actor is the call's root key. */
+/**
+ * `mutateAs` for a procedure: the actor is the call's root key. Only procedures that require
+ * authentication change anything, so a call without a principal here is a 500.
+ */
 export function mutate<T>(
   deps: Deps,
   ctx: HandlerContext,
@@ -131,7 +134,7 @@ export function mutate<T>(
 ): Promise<T> {
   const call = callOf(ctx.values);
   const p = call.principal;
-  if (!p) throw new TypeError("mutation without an authenticated principal");
+  if (!p) throw errors.unexpected(new TypeError("mutation without an authenticated principal"));
   return mutateAs(
     deps,
     { type: "rootkey", id: p.rootKeyId, workspaceId: p.workspaceId, requestId: call.requestId },

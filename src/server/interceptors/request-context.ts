@@ -4,7 +4,7 @@ import {
   type ResponseMeta,
   ResponseMetaSchema,
 } from "../../../gen/latchkey/v2/common_pb.js";
-import { errorTypeUrl } from "../../errors/catalog.js";
+import { catalog, errorTypeUrl } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
 import type { Logger } from "../../log.js";
 import type { Metrics } from "../../metrics.js";
@@ -21,14 +21,28 @@ export class ClientGoneError extends Error {
   override name = "ClientGoneError";
 }
 
+/** The 500s whose cause is logged already: a door may convert what its interceptor threw. */
+const loggedFaults = new WeakSet<ServiceError>();
+
+/** Logs a 500 with its cause, once, and returns it. */
+function logFault(e: ServiceError, cause: unknown, log: Logger, requestId: string): ServiceError {
+  if (loggedFaults.has(e)) return e;
+  loggedFaults.add(e);
+  log.error({ requestId, err: cause }, "unexpected error");
+  return e;
+}
+
 /**
  * Turns anything a procedure throws into a catalog error: ServiceErrors pass through,
  * a client that went away is 499 and logged at debug (it is not a fault), an unreachable
- * database becomes 503, anything else becomes 500 and is logged with its cause (the
- * client sees only the request id).
+ * database becomes 503, anything else becomes 500. A 500, thrown as `errors.unexpected(cause)`
+ * or as anything else, is logged once with its cause (the client sees only the request id).
  */
 export function toServiceError(err: unknown, log: Logger, requestId: string): ServiceError {
-  if (err instanceof ServiceError) return err;
+  if (err instanceof ServiceError) {
+    if (err.entry !== catalog.unexpectedError) return err;
+    return logFault(err, err.cause ?? err, log, requestId);
+  }
   if (
     err instanceof ClientGoneError ||
     (err instanceof ConnectError && err.code === Code.Canceled)
@@ -41,8 +55,7 @@ export function toServiceError(err: unknown, log: Logger, requestId: string): Se
     return errors.serviceUnavailable(err);
   }
   if (err instanceof ConnectError && err.code === Code.DeadlineExceeded) return errors.timeout();
-  log.error({ requestId, err }, "unexpected error");
-  return errors.unexpected(err);
+  return logFault(errors.unexpected(err), err, log, requestId);
 }
 
 /**

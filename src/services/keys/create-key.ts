@@ -4,6 +4,7 @@ import type {
   CreateKeyRequest,
   CreateKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { distinct } from "../../domain/distinct.js";
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
@@ -16,7 +17,7 @@ import { storedMeta } from "../identities/view.js";
 import { mutate } from "../mutation.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
 import { checkCredits, creditState } from "./credits-input.js";
-import { distinct, RECOVERABLE_UNSUPPORTED } from "./find-key.js";
+import { RECOVERABLE_UNSUPPORTED } from "./find-key.js";
 import { beforeCreating, grantCases } from "./grant-cases.js";
 import { resolveRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";

@@ -1,3 +1,4 @@
+import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import {
   type CreditDependent,
@@ -10,12 +11,17 @@ import type { Change } from "../mutation.js";
 
 /**
  * The key holding a key's balance, locked: the key itself, or, for a rerolled key in its
- * grace period, the key it was replaced by (the two share one balance).
+ * grace period, the key it was replaced by (the two share one balance). A holder that cannot
+ * be found breaks an invariant of the schema: 500, with the ids kept in the logged cause.
  */
 export async function creditsHolder(tx: Queryable, key: KeyRow): Promise<KeyRow> {
   if (key.creditsKeyId === null) return key;
   const holder = await keyFindForUpdate(tx, key.creditsKeyId);
-  if (!holder) throw new Error(`credits holder ${key.creditsKeyId} of ${key.id} is missing`);
+  if (!holder) {
+    throw errors.unexpected(
+      new Error(`credits holder ${key.creditsKeyId} of ${key.id} is missing`),
+    );
+  }
   return holder;
 }
 

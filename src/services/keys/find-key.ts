@@ -17,11 +17,6 @@ export async function findKey(
   return key;
 }
 
-/** The distinct values of a list, in first-seen order (duplicates in requests are ignored). */
-export function distinct(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}
-
 /** The answer to `decrypt: true` or `recoverable: true`: recoverable keys are not supported. */
 export const RECOVERABLE_UNSUPPORTED =
   "Recoverable keys are not supported: Latchkey stores only the hash of a key, so it cannot return or encrypt the secret.";

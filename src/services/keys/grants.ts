@@ -27,7 +27,8 @@ export async function resolveRoles(
   return found;
 }
 
-interface KeyRef {
+/** The key whose grants change, in its workspace. */
+export interface KeyRef {
   workspaceId: string;
   keyId: string;
 }

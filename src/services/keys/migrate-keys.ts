@@ -4,6 +4,7 @@ import type {
   MigrateKeysRequest,
   MigrateKeysResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { distinct } from "../../domain/distinct.js";
 import { newId } from "../../domain/ids.js";
 import { normalizeKeyHash } from "../../domain/key-material.js";
 import { catalog } from "../../errors/catalog.js";
@@ -18,7 +19,6 @@ import { mutate } from "../mutation.js";
 import { ensurePermissions } from "../permissions/slugs.js";
 import { lastPerName, settingsFromRequest } from "../ratelimit-settings.js";
 import { checkCredits, creditState } from "./credits-input.js";
-import { distinct } from "./find-key.js";
 import { beforeCreating, grantCases } from "./grant-cases.js";
 import { resolveRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";

@@ -5,6 +5,7 @@ import type {
   UpdateKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { applyRefill } from "../../domain/credits.js";
+import { distinct } from "../../domain/distinct.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import { type KeyRow, keyWrite } from "../../storage/queries/keys.js";
@@ -18,7 +19,7 @@ import { lastPerName, replaceRatelimits, settingsFromRequest } from "../ratelimi
 import { updates } from "../update-mask.js";
 import { creditsHolder, writeHolder } from "./credits-holder.js";
 import { checkCredits, creditState } from "./credits-input.js";
-import { distinct, findKey } from "./find-key.js";
+import { findKey } from "./find-key.js";
 import { beforeCreating, grantCases } from "./grant-cases.js";
 import { resolveRoles, setKeyPermissions, setKeyRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";

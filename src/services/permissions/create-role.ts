@@ -4,6 +4,7 @@ import type {
   CreateRoleRequest,
   CreateRoleResponseSchema,
 } from "../../../gen/latchkey/v2/permissions_pb.js";
+import { distinct } from "../../domain/distinct.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
@@ -13,7 +14,7 @@ import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { type Change, mutate } from "../mutation.js";
-import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
+import { ensurePermissions, missingSlugs } from "./slugs.js";
 
 /**
  * Creates a role with permissions given by slug; missing permissions are created.
@@ -26,7 +27,7 @@ export async function createRole(
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof CreateRoleResponseSchema>> {
   const { workspaceId } = principalOf(ctx);
-  const slugs = distinctSlugs(req.permissions);
+  const slugs = distinct(req.permissions);
   const cases: string[] = [];
   if (slugs.length > 0) cases.push("attachPermissions");
   if ((await missingSlugs(deps.db, workspaceId, slugs)).length > 0) cases.push("createPermissions");

@@ -4,6 +4,7 @@ import type {
   SetRolePermissionsRequest,
   SetRolePermissionsResponseSchema,
 } from "../../../gen/latchkey/v2/permissions_pb.js";
+import { distinct } from "../../domain/distinct.js";
 import type { PermissionRow } from "../../storage/queries/permissions.js";
 import {
   type RoleRow,
@@ -16,7 +17,7 @@ import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { type Change, mutate } from "../mutation.js";
 import { permissionsByRole, requireRole } from "./find-role.js";
-import { distinctSlugs, ensurePermissions, missingSlugs } from "./slugs.js";
+import { ensurePermissions, missingSlugs } from "./slugs.js";
 import { toPermissionMessage } from "./view.js";
 
 /**
@@ -31,7 +32,7 @@ export async function setRolePermissions(
 ): Promise<MessageInitShape<typeof SetRolePermissionsResponseSchema>> {
   const { workspaceId } = principalOf(ctx);
   const role = requireRole(await roleFindById(deps.db, workspaceId, req.roleId));
-  const slugs = distinctSlugs(req.permissions);
+  const slugs = distinct(req.permissions);
   const missing = await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, {}, missing.length > 0 ? ["createPermissions"] : []);
   // A permission that existed at that check may be deleted before the transaction creates it.

@@ -8,11 +8,6 @@ import {
 } from "../../storage/queries/permissions.js";
 import type { Change } from "../mutation.js";
 
-/** The distinct slugs of a request, in first-seen order. */
-export function distinctSlugs(slugs: readonly string[]): string[] {
-  return [...new Set(slugs)];
-}
-
 /** The slugs that name no permission of the workspace yet. */
 export async function missingSlugs(
   q: Queryable,

@@ -1,8 +1,12 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RatelimitService } from "../../../gen/latchkey/v2/ratelimit_pb.js";
 import type { Deps } from "../deps.js";
-import { limit, multiLimit } from "./limit.js";
-import { deleteOverride, getOverride, listOverrides, setOverride } from "./overrides.js";
+import { deleteOverride } from "./delete-override.js";
+import { getOverride } from "./get-override.js";
+import { limit } from "./limit.js";
+import { listOverrides } from "./list-overrides.js";
+import { multiLimit } from "./multi-limit.js";
+import { setOverride } from "./set-override.js";
 
 /** The RatelimitService implementation. */
 export function ratelimitService(deps: Deps): ServiceImpl<typeof RatelimitService> {

@@ -1,11 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type {
-  LimitRequest,
-  LimitResponseSchema,
-  MultiLimitRequest,
-  MultiLimitResponseSchema,
-} from "../../../gen/latchkey/v2/ratelimit_pb.js";
+import type { LimitRequest, LimitResponseSchema } from "../../../gen/latchkey/v2/ratelimit_pb.js";
 import type { Deps } from "../deps.js";
 import { decide } from "./decide.js";
 
@@ -24,29 +19,6 @@ export async function limit(
       remaining: BigInt(d.outcome.remaining),
       reset: BigInt(d.outcome.reset),
       ...(d.overrideId ? { overrideId: d.overrideId } : {}),
-    },
-  };
-}
-
-/** Decides several limits all-or-nothing; each reports its own state, in request order. */
-export async function multiLimit(
-  deps: Deps,
-  req: MultiLimitRequest,
-  ctx: HandlerContext,
-): Promise<MessageInitShape<typeof MultiLimitResponseSchema>> {
-  const { passed, decided } = await decide(deps, ctx, req.limits);
-  return {
-    data: {
-      passed,
-      limits: decided.map((d) => ({
-        namespace: d.namespace,
-        identifier: d.identifier,
-        limit: BigInt(d.limit),
-        remaining: BigInt(d.outcome.remaining),
-        reset: BigInt(d.outcome.reset),
-        passed: d.outcome.passed,
-        ...(d.overrideId ? { overrideId: d.overrideId } : {}),
-      })),
     },
   };
 }
