@@ -1,6 +1,6 @@
 import { ScalarType } from "@bufbuild/protobuf";
 import type { FieldRules } from "./options.ts";
-import type { Direction, Schema } from "./schemas.ts";
+import type { Direction, Schema } from "./schema-types.ts";
 
 /** The /v2 door reads int64 as JSON numbers and refuses integers beyond 2^53-1. */
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;

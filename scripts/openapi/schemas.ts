@@ -11,16 +11,9 @@ import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 import type { FieldRules, Options } from "./options.ts";
 import { scalarSchema } from "./scalars.ts";
+import type { Direction, Schema } from "./schema-types.ts";
 
-/** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
-export type Schema = { [keyword: string]: unknown };
-
-/**
- * Requests and responses of one message differ on the /v2 door: requests refuse unknown
- * keys and null (except on nullable fields) and carry the bounds of `(latchkey.v2.rules)`;
- * responses omit unset optional fields and empty lists unless the field says otherwise.
- */
-export type Direction = "request" | "response";
+export type { Direction, Schema } from "./schema-types.ts";
 
 const STRUCT = "google.protobuf.Struct";
 const FIELD_MASK = "google.protobuf.FieldMask";
