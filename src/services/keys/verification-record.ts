@@ -28,9 +28,9 @@ export function recordEntry(scope: KeyScope, plain: string): string {
 export function verificationRecord(
   deps: Deps,
   scope: KeyScope,
-  entry: string,
   secret: string,
   plain: string,
+  entry: string,
 ): Promise<KeyRecordRow | null> {
   return deps.caches.keys.load(entry, async () => {
     const hashing = deps.config.keyHashing;

@@ -55,7 +55,7 @@ export async function verifyKey(
   const entry = recordEntry(scope, plain);
   const cached = deps.caches.keys.get(entry);
   const record =
-    cached !== undefined ? cached : await verificationRecord(deps, scope, entry, req.key, plain);
+    cached !== undefined ? cached : await verificationRecord(deps, scope, req.key, plain, entry);
   if (!record || !visibleTo(principal, record)) {
     return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
   }
