@@ -56,6 +56,26 @@ export class TtlCache<V> {
     return e.value;
   }
 
+  /** The cached value, or undefined when absent or expired; moves nothing, removes nothing. */
+  peek(key: string): V | undefined {
+    const e = this.entries.get(key);
+    return e !== undefined && e.expiresAt > this.clock.now() ? e.value : undefined;
+  }
+
+  /**
+   * Puts `next` in place of `expected` when the entry still holds that very value (and has
+   * not expired); returns whether it did. Nothing else changes: the entry keeps its expiry
+   * (a value derived from a cached one is no fresher than it) and its place in the recency
+   * order. A value that was invalidated, expired or replaced meanwhile is left alone, so a
+   * read that started before an invalidation never puts its value back.
+   */
+  replace(key: string, expected: V, next: V): boolean {
+    const e = this.entries.get(key);
+    if (e === undefined || e.value !== expected || e.expiresAt <= this.clock.now()) return false;
+    e.value = next;
+    return true;
+  }
+
   /** Moves a hit entry to the most recent end, unless it got there less than 1 s ago. */
   private used(e: Entry<V>, now: number): void {
     if (now - e.usedAt < RECENCY_RESOLUTION_MS) return;

@@ -40,6 +40,17 @@ function headersOf(metadata: grpc.Metadata): LiteHeaders {
   return h;
 }
 
+/** Trailers as grpc-js trailing metadata; undefined when there are none. */
+function metadataOf(trailer: LiteHeaders): grpc.Metadata | undefined {
+  if (trailer.isEmpty()) return undefined;
+  const metadata = new grpc.Metadata();
+  for (const [name, value] of trailer) {
+    if (name.endsWith("-bin")) metadata.set(name, Buffer.from(value, "base64"));
+    else metadata.set(name, value);
+  }
+  return metadata;
+}
+
 /** The gRPC status of a failed call: code, message, and the ErrorDetail in grpc-status-details-bin. */
 function toGrpcError(err: ConnectError): grpc.StatusObject {
   const metadata = new grpc.Metadata();
@@ -138,7 +149,8 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
         const header = new grpc.Metadata();
         for (const [name, value] of result.header) header.set(name, value);
         call.sendMetadata(header);
-        callback(null, result.message);
+        // Trailers go out with the status, after the message (grpc-js sends grpc-status).
+        callback(null, result.message, metadataOf(result.trailer));
       },
       (thrown: unknown) => {
         callback(toGrpcError(toServiceError(thrown, opts.log, state.requestId)));

@@ -12,11 +12,14 @@ import { LiteHeaders } from "./lite-headers.js";
 /** The implementation spec of a unary RPC. */
 export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
 
-/** Calls one procedure through the interceptors; returns the response and its headers. */
+/**
+ * Calls one procedure through the interceptors; returns the response, its headers and its
+ * trailers, kept apart: gRPC sends trailers after the message, never with the headers.
+ */
 export type BoundProcedure = (
   call: CallInit,
   input: Message,
-) => Promise<{ message: Message; header: LiteHeaders }>;
+) => Promise<{ message: Message; header: LiteHeaders; trailer: LiteHeaders }>;
 
 /** What a door knows about a call before invoking the procedure. */
 export interface CallInit {
@@ -39,7 +42,8 @@ type RequestWithContext = UnaryRequest & { [contextOf]: HandlerContext };
  * implementations directly (/v2 and grpc-js). Connect's own `invokeUnaryImplementation`
  * rebuilds the interceptor chain and three undici Headers and two AbortControllers on
  * every call; this does the same work with one context object per call. The interceptor
- * and implementation contracts are Connect's, unchanged.
+ * and implementation contracts are Connect's, unchanged: what a handler or interceptor sets
+ * in `responseTrailer` comes back as the trailer, not among the headers.
  */
 export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[]): BoundProcedure {
   const method = spec.method;
@@ -69,6 +73,7 @@ export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[])
   }
   return async (call, input) => {
     const responseHeader = new LiteHeaders();
+    const responseTrailer = new LiteHeaders();
     const ctx: HandlerContext = {
       method,
       service,
@@ -77,7 +82,7 @@ export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[])
       requestMethod: call.requestMethod,
       requestHeader: call.header.asHeaders(),
       responseHeader: responseHeader.asHeaders(),
-      responseTrailer: responseHeader.asHeaders(),
+      responseTrailer: responseTrailer.asHeaders(),
       protocolName: call.protocolName,
       values: call.values,
       url: call.url,
@@ -95,6 +100,6 @@ export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[])
       [contextOf]: ctx,
     } as RequestWithContext;
     const res = await chain(req);
-    return { message: res.message, header: responseHeader };
+    return { message: res.message, header: responseHeader, trailer: responseTrailer };
   };
 }

@@ -134,7 +134,10 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         spec.method.output,
         result.message as unknown as Record<string, unknown>,
       );
-      sendJson(res, 200, body, result.header.toRecord());
+      // A JSON answer has no trailers: any go out as headers, as they always have.
+      const headers = result.header.toRecord();
+      if (!result.trailer.isEmpty()) Object.assign(headers, result.trailer.toRecord());
+      sendJson(res, 200, body, headers);
     } catch (thrown) {
       const err =
         thrown instanceof BodyTooLargeError

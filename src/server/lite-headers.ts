@@ -5,7 +5,8 @@
  * response header, so those doors use this instead. Names are case-insensitive.
  */
 export class LiteHeaders {
-  private readonly map = new Map<string, string>();
+  /** Made on first use: a bag that is never written (most trailers) costs one small object. */
+  private map: Map<string, string> | undefined;
   /**
    * Node's header record this bag reads through until its first change: most calls read one
    * or two headers, so copying every header into the Map up front was wasted work.
@@ -21,7 +22,7 @@ export class LiteHeaders {
 
   get(name: string): string | null {
     const key = name.toLowerCase();
-    if (this.raw === undefined) return this.map.get(key) ?? null;
+    if (this.raw === undefined) return this.map?.get(key) ?? null;
     return key.charCodeAt(0) === 58 ? null : joined(this.raw[key]);
   }
   has(name: string): boolean {
@@ -65,15 +66,29 @@ export class LiteHeaders {
 
   /** The Map of the headers, copied from Node's record on first use. */
   private own(): Map<string, string> {
+    let map = this.map;
+    if (map === undefined) {
+      map = new Map();
+      this.map = map;
+    }
     const raw = this.raw;
     if (raw !== undefined) {
       this.raw = undefined;
       for (const name in raw) {
         const v = joined(raw[name]);
-        if (v !== null && name.charCodeAt(0) !== 58) this.map.set(name, v);
+        if (v !== null && name.charCodeAt(0) !== 58) map.set(name, v);
       }
     }
-    return this.map;
+    return map;
+  }
+
+  /** Whether the bag holds no header (read without copying Node's record). */
+  isEmpty(): boolean {
+    const raw = this.raw;
+    if (raw === undefined) return this.map === undefined || this.map.size === 0;
+    for (const name in raw)
+      if (name.charCodeAt(0) !== 58 && joined(raw[name]) !== null) return false;
+    return true;
   }
 
   /** This bag typed as fetch Headers, for Connect's interfaces. */

@@ -88,6 +88,40 @@ describe("verifications that resolve to no workspace", () => {
     expect(events.recorded + events.dropped).toBe(eventsBefore.recorded + eventsBefore.dropped);
   });
 
+  it("store no row of any kind when header-less, with an apiId or without", async () => {
+    const own = await s.seed.key();
+    const other = await s.seed.key(); // a key of another API of the same workspace
+    expect(await s.app.deps.events.flush()).toBe(true);
+    const before = await stored(s);
+    const countedBefore = await unattributed(s);
+    const bodies = [
+      { key: "sk_unknown_no_api" },
+      { key: "sk_unknown_in_api", apiId: own.apiId },
+      { key: other.key, apiId: own.apiId },
+      { key: "sk_unknown_api", apiId: "api_doesnotexist1234" },
+    ];
+    const requestIds: string[] = [];
+    for (const body of bodies) {
+      const res = await s.call("json", "keys.verifyKey", { ...body, tags: ["t"] }, null);
+      expect(res.data).toEqual({ valid: false, code: "NOT_FOUND" });
+      requestIds.push(res.requestId as string);
+    }
+    expect(await s.app.deps.events.flush()).toBe(true);
+    const rows = await s.db.query<{ n: number }>(
+      "select count(*)::int as n from key_verifications where request_id = any($1::text[])",
+      [requestIds],
+    );
+    expect(rows[0]?.n).toBe(0);
+    expect(await stored(s)).toMatchObject({ rows: before.rows });
+    for (const table of EVENT_TABLES) {
+      const [blank] = await s.db.query<{ n: number }>(
+        `select count(*)::int as n from ${table} where workspace_id = ''`,
+      );
+      expect(blank?.n, table).toBe(0);
+    }
+    expect(await unattributed(s)).toBe(countedBefore + bodies.length);
+  });
+
   it("are stored in the root key's workspace when a root key comes with them", async () => {
     const countedBefore = await unattributed(s);
     const tags = maxTags(-1);

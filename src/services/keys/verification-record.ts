@@ -8,11 +8,18 @@ import {
 import type { Deps } from "../deps.js";
 import { mutateAs } from "../mutation.js";
 
+/** The `keys` cache entry of a lookup of the secret whose plain SHA-256 is `plain` in `scope`. */
+export function recordEntry(scope: KeyScope, plain: string): string {
+  return scope.apiId === undefined
+    ? keyInWorkspace(scope.workspaceId, plain)
+    : keyInApi(scope.apiId, plain);
+}
+
 /**
  * The verification record of the live key of `scope` with this secret, through the
- * in-process cache keyed by the scope and the secret's plain SHA-256 (`plain`,
+ * in-process cache entry `entry` (`recordEntry(scope, plain)`, `plain` being
  * `hashKey(secret)`): one hash and one map lookup on a hit, whatever form the key is stored
- * in. A miss looks the key up in the scope under every stored form it may have (plain
+ * in. A caller may look in the entry first (`caches.keys.get`) and call this on a miss. A miss looks the key up in the scope under every stored form it may have (plain
  * SHA-256, the current and previous peppers) in one query. Misses are cached too ("no such
  * key"), and every change that can alter a record (or create this hash in the scope)
  * invalidates it on every node. A key found under a previous pepper is stored again under
@@ -23,11 +30,8 @@ export function verificationRecord(
   scope: KeyScope,
   secret: string,
   plain: string,
+  entry: string,
 ): Promise<KeyRecordRow | null> {
-  const entry =
-    scope.apiId === undefined
-      ? keyInWorkspace(scope.workspaceId, plain)
-      : keyInApi(scope.apiId, plain);
   return deps.caches.keys.load(entry, async () => {
     const hashing = deps.config.keyHashing;
     const found = await keyRecordByHashes(deps.db, scope, hashing.candidates(secret, plain));

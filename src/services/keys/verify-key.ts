@@ -4,7 +4,7 @@ import type {
   VerifyKeyRequest,
   VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
-import { applyRefill, latestRefillBoundary } from "../../domain/credits.js";
+import { applyRefill } from "../../domain/credits.js";
 import { hashKey } from "../../domain/key-material.js";
 import { parseQuery, type Query, QuerySyntaxError } from "../../domain/permission-query.js";
 import { type PlannedLimit, planLimits, type RequestedLimit } from "../../domain/ratelimit-plan.js";
@@ -12,14 +12,20 @@ import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root
 import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
 import { errors } from "../../errors/service-error.js";
 import { counterName, type LimitCheck, type LimitDecision } from "../../ratelimit/limiter.js";
+import type { SpendResult } from "../../storage/credit-spender.js";
 import type { KeyRecordRow } from "../../storage/queries/key-records.js";
-import { type Call, callOf } from "../call.js";
+import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
-import { verificationRecord } from "./verification-record.js";
-import { keyData, limitResult, notFoundData } from "./verify-response.js";
+import { keepBalance } from "./cached-balance.js";
+import { recordEntry, verificationRecord } from "./verification-record.js";
+import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
 import { verifyScope } from "./verify-scope.js";
 
 type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
+type LimitResult = ReturnType<typeof limitResult>;
+
+/** The decision when no rate limit applies: nothing taken, nothing to give back. */
+const NO_LIMITS: LimitDecision = Object.freeze({ success: true, outcomes: [] });
 
 /**
  * Verifies a key: a fixed sequence of checks, the first failure wins (not found, disabled,
@@ -44,86 +50,103 @@ export async function verifyKey(
     throw errors.insufficientPermissions("api.*.verify_key");
   }
   // 4. The key, in that scope and, with a root key, in its workspace and an API it may
-  // verify, else NOT_FOUND.
-  const record = await verificationRecord(deps, scope, req.key, hashKey(req.key));
-  const visible =
-    record !== null &&
-    (!principal ||
-      (record.workspaceId === principal.workspaceId &&
-        rootPermissionsAllow(principal.permissions, `api.${record.apiId}.verify_key`)));
-  if (!record || !visible) return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
+  // verify, else NOT_FOUND. A cached record answers without waiting.
+  const plain = hashKey(req.key);
+  const entry = recordEntry(scope, plain);
+  const cached = deps.caches.keys.get(entry);
+  const record =
+    cached !== undefined ? cached : await verificationRecord(deps, scope, req.key, plain, entry);
+  if (!record || !visibleTo(principal, record)) {
+    return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+  }
   // 5. DISABLED, EXPIRED, then the permissions query.
   const now = deps.clock.now();
   const balance = applyRefill(record, now).remaining;
   const status = statusVerdict(record, query, now);
-  if (status)
-    return answer(deps, call, req, record, status, 0, keyData(record, status, balance, []));
+  if (status) return answer({ deps, call, req, record, code: status, balance, limits: [] });
   // 6. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
   const plan = limitPlan(record, req);
   if (plan.unknown !== undefined)
     throw errors.preconditionFailed(unknownLimit(plan.unknown, record));
   const { planned, checks } = plan;
-  const decision: LimitDecision =
-    checks.length > 0 ? await deps.limiter.check(checks, now) : { success: true, outcomes: [] };
+  const decision = checks.length > 0 ? await deps.limiter.check(checks, now) : NO_LIMITS;
   const limits = planned.map((p, i) =>
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
   if (!decision.success) {
-    return answer(
-      deps,
-      call,
-      req,
-      record,
-      "RATE_LIMITED",
-      0,
-      keyData(record, "RATE_LIMITED", balance, limits),
-    );
+    return answer({ deps, call, req, record, code: "RATE_LIMITED", balance, limits });
   }
   // 7. Credits: one conditional decrement, committed before we answer; refused → tokens back.
   // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see docs/keys.md).
   const cost = req.credits ? Number(req.credits.cost) : 1;
   if (balance === null || cost === 0) {
-    return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", balance, limits));
+    return answer({ deps, call, req, record, code: "VALID", balance, limits });
   }
-  let spent: Awaited<ReturnType<Deps["credits"]["spend"]>>;
+  return spendCredits({ deps, call, req, record, entry, cost, decision, checks, limits, now });
+}
+
+/** Whether a caller (a root key, or none) may learn that this key exists. */
+function visibleTo(principal: Principal | undefined, record: KeyRecordRow): boolean {
+  return (
+    !principal ||
+    (record.workspaceId === principal.workspaceId &&
+      rootPermissionsAllow(principal.permissions, `api.${record.apiId}.verify_key`))
+  );
+}
+
+/** A verification that passed every check before its credits, and what it took for them. */
+interface Spend {
+  deps: Deps;
+  call: Call;
+  req: VerifyKeyRequest;
+  record: KeyRecordRow;
+  /** The cache entry the record was read from. */
+  entry: string;
+  cost: number;
+  decision: LimitDecision;
+  checks: readonly LimitCheck[];
+  limits: LimitResult[];
+  now: number;
+}
+
+/** Step 7: spends the credits and answers; a refused or failed spend gives the tokens back. */
+async function spendCredits(v: Spend): Promise<Answer> {
+  const { deps, call, req, record, decision, checks, limits, now } = v;
+  let spent: SpendResult;
   try {
-    spent = await deps.credits.spend(record.id, cost, record.creditsKeyId);
+    spent = await deps.credits.spend(record.id, v.cost, record.creditsKeyId);
   } catch (err) {
     await giveBack(deps, decision, checks, now);
     throw err;
   }
-  if (spent.status === "spent" || spent.status === "insufficient") {
-    // Keep this node's cached record in step with the balance it just read, so answers that
-    // do not spend (cost 0, refusals) show a current balance; other nodes catch up by TTL.
-    record.remaining = spent.remaining;
-    if (record.refillAmount !== null)
-      record.lastRefillAt = latestRefillBoundary(now, record.refillDay);
-  }
   switch (spent.status) {
     case "spent":
-      return answer(
+      keepBalance(deps, v.entry, record, spent.remaining, now, carryDerived);
+      return answer({
         deps,
         call,
         req,
         record,
-        "VALID",
-        cost,
-        keyData(record, "VALID", spent.remaining, limits),
-      );
+        code: "VALID",
+        balance: spent.remaining,
+        limits,
+        spentCredits: v.cost,
+      });
     case "unlimited":
-      return answer(deps, call, req, record, "VALID", 0, keyData(record, "VALID", null, limits));
+      return answer({ deps, call, req, record, code: "VALID", balance: null, limits });
     case "insufficient": {
+      keepBalance(deps, v.entry, record, spent.remaining, now, carryDerived);
       await giveBack(deps, decision, checks, now);
       // The tokens went back: report the limits as they are now.
       const back = !decision.degraded
         ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
         : limits;
-      const data = keyData(record, "USAGE_EXCEEDED", spent.remaining, back);
-      return answer(deps, call, req, record, "USAGE_EXCEEDED", 0, data);
+      const code = "USAGE_EXCEEDED";
+      return answer({ deps, call, req, record, code, balance: spent.remaining, limits: back });
     }
     case "gone":
       await giveBack(deps, decision, checks, now);
-      return answer(deps, call, req, null, "NOT_FOUND", 0, notFoundData());
+      return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
   }
 }
 
@@ -155,10 +178,20 @@ type LimitPlan =
 
 /**
  * The plans of requests that name no limit, by key record: they depend on the record alone
- * (a change to the key's or identity's limits replaces the record), and this is the common
- * call. The limiter and the answer only read them.
+ * (a change to the key's or identity's limits replaces the record; a spend's new balance
+ * carries the plan over), and this is the common call. The limiter and the answer only read them.
  */
 const autoPlans = new WeakMap<KeyRecordRow, LimitPlan>();
+
+/**
+ * Lets `to`, the record that replaced `from` in the cache with a new balance, use what was
+ * derived from `from`: its limits and its identity block do not depend on the balance.
+ */
+function carryDerived(from: KeyRecordRow, to: KeyRecordRow): void {
+  const plan = autoPlans.get(from);
+  if (plan !== undefined) autoPlans.set(to, plan);
+  carryIdentityBlock(from, to);
+}
 
 /** The limits this verification evaluates, with the counters they spend from. */
 function limitPlan(record: KeyRecordRow, req: VerifyKeyRequest): LimitPlan {
@@ -206,22 +239,33 @@ function unknownLimit(name: string, r: KeyRecordRow): string {
   return `Rate limit '${name}' was requested but does not exist ${owner}; give limit and duration for an ad-hoc limit.`;
 }
 
+/** What a verification answers and records. */
+interface Outcome {
+  deps: Deps;
+  call: Call;
+  req: VerifyKeyRequest;
+  /** The key; null when it is not found, or not one the caller may see. */
+  record: KeyRecordRow | null;
+  code: VerifyCode;
+  /** The balance to report, null for an unlimited key (with a record only). */
+  balance?: number | null;
+  /** The rate limits evaluated, if that step ran (with a record only). */
+  limits?: LimitResult[];
+  /** Credits this verification took; none unless given. */
+  spentCredits?: number;
+}
+
 /**
  * Records the verification event (never awaited) and the outcome metric, and answers. The
  * event belongs to the key's workspace, else the root key's. A verification with neither (an
  * unknown key and no root key) is only counted: anyone may send those, and storing each one
- * would let an anonymous caller fill the disk.
+ * would let an anonymous caller fill the disk. No event is ever given a made-up workspace.
  */
-function answer(
-  deps: Deps,
-  call: Call,
-  req: VerifyKeyRequest,
-  record: KeyRecordRow | null,
-  code: VerifyCode,
-  spentCredits: number,
-  data: Answer["data"],
-): Answer {
+function answer(o: Outcome): Answer {
+  const { deps, call, record, code } = o;
   deps.metrics.verified(code);
+  const data =
+    record === null ? notFoundData() : keyData(record, code, o.balance ?? null, o.limits ?? []);
   const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
   if (workspaceId === undefined) {
     deps.metrics.unattributed(code);
@@ -236,8 +280,8 @@ function answer(
     identityId: record?.identityId ?? null,
     externalId: record?.externalId ?? null,
     outcome: code,
-    tags: req.tags,
-    spentCredits,
+    tags: o.req.tags,
+    spentCredits: o.spentCredits ?? 0,
     requestId: call.requestId,
   });
   return { data };

@@ -58,6 +58,12 @@ function identityBlock(r: KeyRecordRow): Data["identity"] | null {
   return block;
 }
 
+/** Lets `to`, a copy of `from` with another balance, use the identity block made for `from`. */
+export function carryIdentityBlock(from: KeyRecordRow, to: KeyRecordRow): void {
+  const block = identities.get(from);
+  if (block !== undefined) identities.set(to, block);
+}
+
 /**
  * The answer for a key that exists: the outcome and the key's fields (empty ones omitted),
  * `credits` the balance to report (undefined for an unlimited key), `limits` the rate

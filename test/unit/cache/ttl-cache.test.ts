@@ -179,4 +179,57 @@ describe("TtlCache", () => {
     cache.set("a", "A");
     expect(cache.get("a")).toBeUndefined();
   });
+
+  describe("replace", () => {
+    const A = { v: "A" };
+    const A2 = { v: "A2" };
+    const B = { v: "B" };
+
+    it("swaps the value only while the entry holds the very value expected", () => {
+      const cache = new TtlCache<{ v: string }>(10, 60_000, clockAt({ now: 0 }));
+      cache.set("k", A);
+      expect(cache.replace("k", A, A2)).toBe(true);
+      expect(cache.get("k")).toBe(A2);
+      // A second swap from the same starting value finds A2 there: nothing changes.
+      expect(cache.replace("k", A, B)).toBe(false);
+      expect(cache.get("k")).toBe(A2);
+      // An equal object is not the same value.
+      expect(cache.replace("k", { v: "A2" }, B)).toBe(false);
+      expect(cache.get("k")).toBe(A2);
+    });
+
+    it("never puts back an entry that was invalidated or loaded again meanwhile", async () => {
+      const cache = new TtlCache<{ v: string }>(10, 60_000, clockAt({ now: 0 }));
+      cache.set("k", A);
+      cache.delete("k");
+      expect(cache.replace("k", A, A2)).toBe(false);
+      expect(cache.get("k")).toBeUndefined();
+      expect(await cache.load("k", async () => B)).toBe(B);
+      expect(cache.replace("k", A, A2)).toBe(false);
+      expect(cache.get("k")).toBe(B);
+    });
+
+    it("keeps the entry's expiry: a derived value lives no longer than the one it replaced", () => {
+      const t = { now: 0 };
+      const cache = new TtlCache<{ v: string }>(10, 1_000, clockAt(t));
+      cache.set("k", A);
+      t.now = 900;
+      expect(cache.replace("k", A, A2)).toBe(true);
+      t.now = 1_000;
+      expect(cache.peek("k")).toBeUndefined();
+      expect(cache.replace("k", A2, B)).toBe(false);
+      expect(cache.get("k")).toBeUndefined();
+    });
+  });
+
+  it("peek reads without moving or removing anything", () => {
+    const t = { now: 0 };
+    const cache = new TtlCache<number>(2, 60_000, clockAt(t));
+    cache.set("a", 1);
+    cache.set("b", 2);
+    t.now = 5_000;
+    expect(cache.peek("a")).toBe(1); // a get would make "a" the most recent
+    cache.set("c", 3);
+    expect([cache.peek("a"), cache.peek("b"), cache.peek("c")]).toEqual([undefined, 2, 3]);
+  });
 });

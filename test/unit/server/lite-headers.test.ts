@@ -49,3 +49,17 @@ describe("LiteHeaders.fromNode", () => {
     expect(record["content-type"]).toBe("application/json");
   });
 });
+
+describe("LiteHeaders.isEmpty", () => {
+  it("says whether any header is held, made or read from Node's record", () => {
+    const made = new LiteHeaders();
+    expect(made.isEmpty()).toBe(true);
+    expect(made.get("x-a")).toBeNull();
+    made.set("x-a", "1");
+    expect(made.isEmpty()).toBe(false);
+    made.delete("x-a");
+    expect(made.isEmpty()).toBe(true);
+    expect(LiteHeaders.fromNode({ ":path": "/", empty: undefined }).isEmpty()).toBe(true);
+    expect(LiteHeaders.fromNode({ ":path": "/", accept: "*/*" }).isEmpty()).toBe(false);
+  });
+});
