@@ -248,6 +248,7 @@ const EXAMPLES: Record<string, (f: Fixture) => Body> = {
   "apis.createApi": () => ({ name: "fuzzed api" }),
   "apis.getApi": (f) => ({ apiId: f.apiId }),
   "apis.deleteApi": (f) => ({ apiId: f.apiId }),
+  "apis.listApis": () => ({ limit: 10 }),
   "apis.listKeys": (f) => ({ apiId: f.apiId, limit: 10, externalId: f.externalId }),
   "keys.createKey": (f) => ({
     apiId: f.apiId,
