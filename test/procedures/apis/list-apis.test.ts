@@ -3,7 +3,6 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApisService } from "../../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../../gen/latchkey/v2/common_pb.js";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { useServer } from "../../harness/server.js";
 
 // apis.listApis: one page of the caller's workspace's live APIs, by id, filtered to the APIs
@@ -104,5 +103,3 @@ describe("apis.listApis", () => {
     expect(res.pagination).toEqual({ hasMore: false });
   });
 });
-
-runAuthCases(s, "apis.listApis", () => ({}));

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, startServer, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -206,5 +205,3 @@ describe("analytics.getVerifications refuses", () => {
     }
   });
 });
-
-runAuthCases(s, "analytics.getVerifications", () => ({ query: "select 1" }));

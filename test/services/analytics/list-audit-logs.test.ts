@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -89,5 +88,3 @@ describe("analytics.listAuditLogs", () => {
     expect(res.error?.errors?.[0]?.location).toBe(location);
   });
 });
-
-runAuthCases(s, "analytics.listAuditLogs", () => ({}));

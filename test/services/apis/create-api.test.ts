@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -90,5 +89,3 @@ describe.each(DOORS)("apis.createApi via %s", (door) => {
     });
   });
 });
-
-runAuthCases(s, "apis.createApi", () => ({ name: "auth-case" }));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -74,5 +73,3 @@ describe.each(DOORS)("apis.deleteApi via %s", (door) => {
     });
   });
 });
-
-runAuthCases(s, "apis.deleteApi", async () => ({ apiId: await s.seed.api() }));

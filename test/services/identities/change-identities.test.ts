@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { currentEngine } from "../../harness/engine.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
@@ -192,11 +191,3 @@ describe.skipIf(currentEngine() !== "postgres")("concurrent identity creation", 
     expect(rows).toHaveLength(1);
   });
 });
-
-runAuthCases(s, "identities.updateIdentity", async () => ({
-  identity: (await s.seed.identity()).id,
-  meta: {},
-}));
-runAuthCases(s, "identities.deleteIdentity", async () => ({
-  identity: (await s.seed.identity()).id,
-}));

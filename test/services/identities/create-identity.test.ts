@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -230,5 +229,3 @@ describe("identities.createIdentity /v2 body rules", () => {
     expect(res.error?.errors?.[0]?.location).toBe(location);
   });
 });
-
-runAuthCases(s, "identities.createIdentity", () => ({ externalId: `auth-${++n}` }));

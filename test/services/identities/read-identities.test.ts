@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -154,6 +153,3 @@ describe.each(DOORS)("identities.listIdentities via %s", (door) => {
     expect(listed).toMatchObject({ status: 200, data: [], pagination: { hasMore: false } });
   });
 });
-
-runAuthCases(s, "identities.getIdentity", async () => ({ identity: (await s.seed.identity()).id }));
-runAuthCases(s, "identities.listIdentities", () => ({}));

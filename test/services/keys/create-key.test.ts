@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -280,5 +279,3 @@ describe.each(DOORS)("keys.createKey via %s", (door) => {
     });
   });
 });
-
-runAuthCases(s, "keys.createKey", async () => ({ apiId: await s.seed.api() }));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -132,12 +131,6 @@ describe("refills are applied lazily on read and before changes", () => {
     expect([viaGet, viaWho, viaList]).toEqual([9, 9, 9]);
   });
 });
-
-runAuthCases(s, "keys.updateCredits", async () => ({
-  keyId: (await s.seed.key({ credits: { remaining: 1 } })).keyId,
-  operation: "set",
-  value: 2,
-}));
 
 describe("invalidations of the keys that spend a balance", () => {
   /** The key invalidations the next mutations publish to other nodes. */

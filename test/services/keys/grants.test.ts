@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -167,9 +166,3 @@ describe("whatever createRole and createPermission accept can be granted to a ke
     ).toBe(200);
   });
 });
-
-runAuthCases(s, "keys.addPermissions", async () => ({
-  keyId: (await s.seed.key()).keyId,
-  permissions: ["auth.p"],
-}));
-runAuthCases(s, "keys.setRoles", async () => ({ keyId: (await s.seed.key()).keyId, roles: [] }));

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -214,14 +213,3 @@ describe.each(DOORS)("keys.migrateKeys via %s", (door) => {
     expect(tooMany.error?.errors?.[0]?.location).toBe("/keys");
   });
 });
-
-runAuthCases(s, "keys.deleteKey", async () => ({ keyId: (await s.seed.key()).keyId }));
-runAuthCases(s, "keys.rerollKey", async () => ({
-  keyId: (await s.seed.key()).keyId,
-  expiration: 0,
-}));
-runAuthCases(s, "keys.migrateKeys", async () => ({
-  migrationId: "auth",
-  apiId: await s.seed.api(),
-  keys: [{ hash: createHash("sha256").update(`auth_${++n}`).digest("hex") }],
-}));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -170,7 +169,3 @@ describe("apis.listKeys pagination", () => {
     expect([...seen].sort()).toEqual(seen);
   });
 });
-
-runAuthCases(s, "keys.getKey", async () => ({ keyId: (await s.seed.key()).keyId }));
-runAuthCases(s, "keys.whoami", async () => ({ key: (await s.seed.key()).key }));
-runAuthCases(s, "apis.listKeys", async () => ({ apiId: await s.seed.api() }));

@@ -3,7 +3,6 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { KeysService, UpdateKeyRequestSchema } from "../../../gen/latchkey/v2/keys_pb.js";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const DAY = 86_400_000;
@@ -246,8 +245,3 @@ describe("keys.updateKey over gRPC without an update mask", () => {
     expect((await s.call("json", "keys.getKey", { keyId: k.keyId })).data.meta).toBeUndefined();
   });
 });
-
-runAuthCases(s, "keys.updateKey", async () => ({
-  keyId: (await s.seed.key()).keyId,
-  name: "auth",
-}));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -146,15 +145,3 @@ describe.each(DOORS)(
     });
   },
 );
-
-runAuthCases(s, "permissions.createPermission", () => ({
-  name: "auth.case",
-  slug: `auth.case${++n}`,
-}));
-runAuthCases(s, "permissions.getPermission", async () => ({
-  permission: await s.seed.permission(`auth.get${++n}`),
-}));
-runAuthCases(s, "permissions.listPermissions", () => ({}));
-runAuthCases(s, "permissions.deletePermission", async () => ({
-  permission: await s.seed.permission(`auth.del${++n}`),
-}));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -233,10 +232,4 @@ describe.each(DOORS)("permissions.setRolePermissions via %s", (door) => {
     expect(res.status).toBe(403);
     expect(res.error?.detail).toContain("rbac.*.remove_permission_from_role");
   });
-});
-
-runAuthCases(s, "permissions.createRole", () => ({ name: name() }));
-runAuthCases(s, "permissions.setRolePermissions", async () => {
-  const res = await s.call("json", "permissions.createRole", { name: name() });
-  return { roleId: res.data.roleId, permissions: [] };
 });

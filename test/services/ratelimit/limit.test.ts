@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -244,13 +243,3 @@ describe("rate-limit events", () => {
     expect(rows.map((r) => Number(r.remaining))).toEqual([3]);
   });
 });
-
-runAuthCases(s, "ratelimit.limit", () => ({
-  namespace: "auth.ns",
-  identifier: "u",
-  limit: 1000,
-  duration: HOUR,
-}));
-runAuthCases(s, "ratelimit.multiLimit", () => ({
-  limits: [{ namespace: "auth.ns", identifier: "u", limit: 1000, duration: HOUR }],
-}));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { runAuthCases } from "../../harness/auth-cases.js";
 import { DOORS, useServer } from "../../harness/server.js";
 
 const s = useServer();
@@ -231,13 +230,6 @@ describe.each(DOORS)("ratelimit overrides via %s", (door) => {
     expect(res.error?.errors?.[0]?.location).toBe(location);
   });
 });
-
-runAuthCases(s, "ratelimit.setOverride", async () => ({
-  namespace: (await namespace()).name,
-  identifier: "a",
-  limit: 1,
-  duration: 1000,
-}));
 
 describe("the namespace cache", () => {
   it("answers a namespace's id with that namespace, even when another is named like it", async () => {
