@@ -2,6 +2,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomString } from "../../src/domain/random.js";
 import { currentEngine } from "../harness/engine.js";
+import { waitingOnLocks } from "../harness/locks.js";
 import { startServer, type TestServer } from "../harness/server.js";
 
 // Creating a permission needs rbac.*.create_permission wherever a request would create one.
@@ -30,16 +31,6 @@ async function holding(url: string, text: string, params: unknown[]): Promise<()
     conn.release();
     await sql.end();
   };
-}
-
-/** Backends of this server's database waiting for a lock while running a statement `like`. */
-async function waitingOnLocks(s: TestServer, like: string): Promise<number> {
-  const rows = await s.db.query<{ n: number }>(
-    `select count(*)::int as n from pg_stat_activity
-     where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
-    [like],
-  );
-  return rows[0]?.n ?? 0;
 }
 
 const MISSING = "Missing permission: 'rbac.*.create_permission'.";

@@ -2,6 +2,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/storage/db.js";
 import { currentEngine } from "../harness/engine.js";
+import { waitingOnLocks } from "../harness/locks.js";
 import { startServer, type TestServer } from "../harness/server.js";
 
 // One tenant must not take what every tenant shares: the database's connections and time.
@@ -48,16 +49,6 @@ async function holding(url: string, text: string, params: string[] = []) {
     await done;
     await sql.end();
   };
-}
-
-/** Backends of this server's database waiting for a lock while running `like`. */
-async function waitingOnLocks(s: TestServer, like: string): Promise<number> {
-  const rows = await s.db.query<{ n: number }>(
-    `select count(*)::int as n from pg_stat_activity
-     where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
-    [like],
-  );
-  return rows[0]?.n ?? 0;
 }
 
 const MONTHLY = "select count(*) as n from key_verifications_per_month_v1";
