@@ -38,3 +38,20 @@ export function permissionSentence(
   if (extra.length === 0) return `${head} ${base}.`;
   return `${head} ${base}${base === "" ? "" : ", plus "}${listed(extra)}.`;
 }
+
+/**
+ * The row of a procedure in the root-key permission table of docs/root-keys-and-cli.md,
+ * written from its procedure option like the reference's sentence.
+ */
+export function permissionRow(name: string, auth: AuthMode, option: ProcedureOptionValue): string {
+  const sentence = permissionSentence(auth, option)
+    ?.replace(/^Permission( \(with a root key\))?: /, "")
+    .replace(/\.$/, "");
+  const needs =
+    sentence === undefined
+      ? "none (no authentication)"
+      : auth === "optional"
+        ? `none needed; with a root key, ${sentence}`
+        : sentence;
+  return `| \`${name}\` | ${needs.replace(/([a-z*]+\.[a-zA-Z<>*]+\.[a-z_]+)/g, "`$1`")} |`;
+}
