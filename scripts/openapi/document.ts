@@ -106,7 +106,7 @@ function operation(
       headers: { "x-request-id": REQUEST_ID_HEADER },
       content: { "application/json": { schema: ctx.builder.ref(m.output, "response") } },
     },
-    ...ctx.errors.of(name, auth, hasBody),
+    ...ctx.errors.of(name, auth, hasBody, option.errors),
   };
   return op;
 }

@@ -1,6 +1,6 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { type CatalogEntry, catalog } from "../../src/errors/catalog.ts";
-import type { AuthMode, ProcedureName } from "../../src/services/procedures.ts";
+import type { AuthMode } from "../../src/services/procedures.ts";
 import { commentOf, described, type Schema, type SchemaBuilder } from "./schemas.ts";
 
 type CatalogKey = keyof typeof catalog;
@@ -21,72 +21,6 @@ const AUTHENTICATED: readonly CatalogKey[] = [
   "insufficientPermissions",
   "serviceUnavailable",
 ];
-
-/**
- * The errors a procedure answers besides BODY and AUTHENTICATED: the objects it looks up
- * (404), the uniqueness it keeps (409) and its own refusals. Typed by ProcedureName, so an
- * rpc added to a served service in the proto without a row here fails the typecheck;
- * the test harness checks every /v2 response of the suite against the result.
- */
-const SPECIFIC: Record<ProcedureName, readonly CatalogKey[]> = {
-  "liveness.check": [],
-  "apis.createApi": [],
-  "apis.getApi": ["apiNotFound"],
-  "apis.deleteApi": ["apiNotFound"],
-  "apis.listApis": [],
-  "apis.listKeys": ["apiNotFound", "preconditionFailed"],
-  "keys.createKey": ["apiNotFound", "roleNotFound", "identityAlreadyExists", "preconditionFailed"],
-  "keys.verifyKey": ["permissionsQuerySyntaxError", "preconditionFailed"],
-  "keys.getKey": ["keyNotFound", "preconditionFailed"],
-  "keys.whoami": ["keyNotFound"],
-  "keys.updateKey": ["keyNotFound", "roleNotFound", "identityAlreadyExists"],
-  "keys.updateCredits": ["keyNotFound"],
-  "keys.deleteKey": ["keyNotFound"],
-  "keys.rerollKey": ["keyNotFound"],
-  "keys.migrateKeys": [
-    "apiNotFound",
-    "roleNotFound",
-    "identityAlreadyExists",
-    "workspaceRateLimited",
-  ],
-  "keys.addPermissions": ["keyNotFound"],
-  "keys.removePermissions": ["keyNotFound", "permissionNotFound"],
-  "keys.setPermissions": ["keyNotFound"],
-  "keys.addRoles": ["keyNotFound", "roleNotFound"],
-  "keys.removeRoles": ["keyNotFound", "roleNotFound"],
-  "keys.setRoles": ["keyNotFound", "roleNotFound"],
-  "identities.createIdentity": ["identityAlreadyExists"],
-  "identities.getIdentity": ["identityNotFound"],
-  "identities.listIdentities": [],
-  "identities.updateIdentity": ["identityNotFound"],
-  "identities.deleteIdentity": ["identityNotFound"],
-  "permissions.createPermission": ["permissionAlreadyExists"],
-  "permissions.getPermission": ["permissionNotFound"],
-  "permissions.listPermissions": [],
-  "permissions.deletePermission": ["permissionNotFound"],
-  "permissions.createRole": ["roleAlreadyExists"],
-  "permissions.getRole": ["roleNotFound"],
-  "permissions.listRoles": [],
-  "permissions.deleteRole": ["roleNotFound"],
-  "permissions.setRolePermissions": ["roleNotFound"],
-  "ratelimit.limit": ["ratelimitNamespaceGone"],
-  "ratelimit.multiLimit": ["ratelimitNamespaceGone"],
-  "ratelimit.setOverride": ["ratelimitNamespaceNotFound"],
-  "ratelimit.getOverride": ["ratelimitNamespaceNotFound", "ratelimitOverrideNotFound"],
-  "ratelimit.listOverrides": ["ratelimitNamespaceNotFound"],
-  "ratelimit.deleteOverride": ["ratelimitNamespaceNotFound", "ratelimitOverrideNotFound"],
-  "analytics.getVerifications": [
-    "invalidAnalyticsQuery",
-    "invalidAnalyticsTable",
-    "invalidAnalyticsFunction",
-    "invalidAnalyticsQueryType",
-    "queryExecutionTimeout",
-    "queryRowsLimitExceeded",
-    "queryMemoryLimitExceeded",
-    "queryQuotaExceeded",
-  ],
-  "analytics.listAuditLogs": [],
-};
 
 /** The fields of ErrorDetail that the /v2 door renders as `error` (error-envelope.ts). */
 const RENDERED = ["detail", "status", "title", "type", "errors"];
@@ -156,8 +90,16 @@ function response(status: number, entries: CatalogEntry[], refs: ErrorRefs): Sch
 
 /** Error responses by procedure; the ones every procedure of a kind shares are components. */
 export interface ErrorResponses {
-  /** The error responses of a procedure by status, each listing its catalog codes. */
-  of(procedure: string, auth: AuthMode, hasBody: boolean): Record<string, Schema>;
+  /**
+   * The error responses of a procedure by status, each listing its catalog codes: those every
+   * procedure of its kind answers, plus `specific`, the catalog names its procedure option lists.
+   */
+  of(
+    procedure: string,
+    auth: AuthMode,
+    hasBody: boolean,
+    specific: readonly string[],
+  ): Record<string, Schema>;
   /** The shared responses, for `components.responses`. */
   components(): Record<string, Schema>;
 }
@@ -167,13 +109,16 @@ export function createErrorResponses(refs: ErrorRefs): ErrorResponses {
   const generic = new Set<CatalogKey>([...BODY, ...AUTHENTICATED]);
   const shared = new Map<string, Schema>();
   return {
-    of(procedure, auth, hasBody) {
-      const specific = (SPECIFIC as Record<string, readonly CatalogKey[]>)[procedure];
-      if (!specific) throw new Error(`procedure ${procedure} has no row in SPECIFIC (errors.ts)`);
+    of(procedure, auth, hasBody, specific) {
+      for (const name of specific)
+        if (!(name in catalog))
+          throw new Error(
+            `procedure ${procedure}: error ${name} of its option is not in the catalog`,
+          );
       const keys = new Set<CatalogKey>([
         ...(hasBody ? BODY : ["unexpectedError" as const]),
         ...(auth === "none" ? [] : AUTHENTICATED),
-        ...(hasBody ? specific : []),
+        ...(hasBody ? (specific as readonly CatalogKey[]) : []),
       ]);
       const byStatus = new Map<number, CatalogKey[]>();
       for (const key of keys) {

@@ -30,6 +30,8 @@ export interface ProcedureOptionValue {
   permissions: readonly string[];
   when: readonly { case: string; permission: string; condition: string }[];
   auditEvents: readonly string[];
+  /** Catalog names of the errors it answers besides the ones every procedure may. */
+  errors: readonly string[];
 }
 
 /**

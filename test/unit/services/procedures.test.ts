@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { create, createFileRegistry, type DescService } from "@bufbuild/protobuf";
+import { create, createFileRegistry, type DescService, getOption } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { KeysService } from "../../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../../gen/latchkey/v2/liveness_pb.js";
-import { AuthSchema } from "../../../gen/latchkey/v2/options_pb.js";
+import { AuthSchema, procedure as procedureOption } from "../../../gen/latchkey/v2/options_pb.js";
+import { catalog } from "../../../src/errors/catalog.js";
 import type { Deps } from "../../../src/services/deps.js";
 import { createServices } from "../../../src/services/index.js";
 import {
@@ -98,6 +99,7 @@ describe("a malformed procedure option is refused, naming the procedure", () => 
     permissions: ["api.{apiId}.read_api"],
     when: [{ case: "addRoles", permission: "rbac.*.add_role_to_key", condition: "roles is given" }],
     auditEvents: ["api.create"],
+    errors: [],
   };
   const refused = (option: Partial<ProcedureOptionValue>) => () =>
     procedureFromOption("apis.x", { ...good, ...option }, AuthSchema);
@@ -172,4 +174,15 @@ describe("audit events of the procedure options", () => {
       expect(events.length > 0, `${name}: ${events.join(", ")}`).toBe(MUTATING.test(verb));
     },
   );
+});
+
+describe("the errors a procedure option lists", () => {
+  it("are entries of the error catalog, each listed once", () => {
+    for (const m of SERVED_SERVICES.flatMap((s) => s.methods)) {
+      const { name } = procedureOf(m);
+      const listed = getOption(m, procedureOption).errors;
+      for (const e of listed) expect(Object.keys(catalog), `${name}: ${e}`).toContain(e);
+      expect(new Set(listed).size, name).toBe(listed.length);
+    }
+  });
 });
