@@ -7,7 +7,9 @@
 //   node bench/verify-ab.mjs <checkout A> <checkout B>   (each built with `npm run build`; run
 //   through npm or with node_modules/.bin on the PATH: the servers run on this process's Node)
 //
-// Environment: AB_PAIRS=3, AB_RATE=2000 (req/s), AB_SECONDS=15 (after a 3 s warm-up).
+// Environment: AB_PAIRS=3, AB_RATE=2000 (req/s), AB_SECONDS=15 (after a 3 s warm-up),
+// AB_DOORS=json,grpc (which loads), AB_PROFILE_DIR (when set, each server runs with --cpu-prof
+// and writes its profile under <dir>/<A|B>-<pair>/).
 // Writes bench/results/verify-ab-<time>.json (not committed) and prints a summary.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +21,8 @@ const env = process.env;
 const pairs = Number(env.AB_PAIRS ?? 3);
 const rate = Number(env.AB_RATE ?? 2000);
 const seconds = Number(env.AB_SECONDS ?? 15);
+const doors = (env.AB_DOORS ?? "json,grpc").split(",");
+const profileDir = env.AB_PROFILE_DIR;
 const rootKey = "bench_root_key_0123456789abcdef";
 const checkouts = process.argv.slice(2, 4).map((d) => resolve(d));
 if (checkouts.length !== 2) throw new Error("usage: verify-ab.mjs <checkout A> <checkout B>");
@@ -57,12 +61,19 @@ async function codes(base) {
 }
 
 /** One server from `dir`: the /v2 door then the gRPC port at `rate`, CPU per request of each. */
-async function runOne(dir) {
+async function runOne(dir, tag) {
   const dataDir = mkdtempSync(join(tmpdir(), "latchkey-bench-ab-"));
   const main = join(dir, "dist/src/cli/main.js");
   const lk = await start(
     "taskset",
-    ["-c", "0", process.execPath, main, "serve"],
+    [
+      "-c",
+      "0",
+      process.execPath,
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, tag)}`] : []),
+      main,
+      "serve",
+    ],
     { PORT: "0", GRPC_PORT: "0", HOST: "127.0.0.1", ROOT_KEY: rootKey, DATA_DIR: dataDir },
     /"port":(\d+),"grpcPort":(\d+)[^\n]*latchkey listening/,
   );
@@ -77,29 +88,35 @@ async function runOne(dir) {
     }
     const common = { rate, seconds, warmupSeconds: 3, maxSockets: 64 };
     const before = await codes(base);
-    const json = await spawnLoadOn(
-      lk.child.pid,
-      {
-        ...common,
-        url: `${base}/v2/keys.verifyKey`,
-        body: JSON.stringify({ key }),
-        expectCode: "VALID",
-      },
-      { cpu: 1 },
-    );
+    const json = !doors.includes("json")
+      ? null
+      : await spawnLoadOn(
+          lk.child.pid,
+          {
+            ...common,
+            url: `${base}/v2/keys.verifyKey`,
+            body: JSON.stringify({ key }),
+            expectCode: "VALID",
+          },
+          { cpu: 1 },
+        );
     const grpcPort = lk.match[2];
-    const grpc = await spawnLoadOn(
-      lk.child.pid,
-      {
-        ...common,
-        url: `http://127.0.0.1:${grpcPort}/latchkey.v2.KeysService/VerifyKey`,
-        grpc: { body: grpcFrame(key) },
-      },
-      { cpu: 1 },
-    );
+    const grpc = !doors.includes("grpc")
+      ? null
+      : await spawnLoadOn(
+          lk.child.pid,
+          {
+            ...common,
+            url: `http://127.0.0.1:${grpcPort}/latchkey.v2.KeysService/VerifyKey`,
+            grpc: { body: grpcFrame(key) },
+          },
+          { cpu: 1 },
+        );
     const after = await codes(base);
     const notValid = Object.keys(after).filter((c) => c !== "VALID" && after[c] !== before[c]);
-    const bad = [json, grpc].some((r) => r.lost || r.errors || r.non2xx || r.unexpectedCodes);
+    const bad = [json, grpc].some(
+      (r) => r && (r.lost || r.errors || r.non2xx || r.unexpectedCodes),
+    );
     if (notValid.length > 0 || bad) throw new Error(`answers not all VALID: ${notValid} ${bad}`);
     return { json: summary(json), grpc: summary(grpc) };
   } finally {
@@ -108,13 +125,14 @@ async function runOne(dir) {
   }
 }
 
-const summary = (r) => ({
-  cpuUsPerRequest: r.server.cpuUsPerRequest,
-  p50Ms: r.p50Ms,
-  p99Ms: r.p99Ms,
-  achievedRate: r.achievedRate,
-  preempted: r.server.involuntarySwitches,
-});
+const summary = (r) =>
+  r && {
+    cpuUsPerRequest: r.server.cpuUsPerRequest,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    achievedRate: r.achievedRate,
+    preempted: r.server.involuntarySwitches,
+  };
 
 const median = (xs) => xs.toSorted((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const runs = { A: [], B: [] };
@@ -123,7 +141,7 @@ for (let p = 0; p < pairs; p++) {
     ["A", checkouts[0]],
     ["B", checkouts[1]],
   ]) {
-    const r = await runOne(dir);
+    const r = await runOne(dir, `${name}-${p + 1}`);
     runs[name].push(r);
     console.log(`pair ${p + 1} ${name}: ${JSON.stringify(r)}`);
   }
@@ -138,7 +156,7 @@ const out = {
   medians: {},
   ratios: {},
 };
-for (const door of ["json", "grpc"]) {
+for (const door of doors) {
   for (const name of ["A", "B"]) {
     const rs = runs[name].map((r) => r[door]);
     out.medians[`${name} ${door}`] = {
