@@ -10,13 +10,16 @@
 //
 // The body is `body` (fixed) or {"key": `${keys.prefix}${i}`} with i random in
 // [keys.from, keys.from + keys.count) (open) or each i of that range once, in order (closed).
-// Every answer is checked: HTTP 200 and `data.code` counted by value.
+// Every answer is checked: HTTP 200 and `data.code` counted by value. With `grpc` ({ body:
+// base64 of one length-prefixed message }), `url` is a gRPC port and method path instead, the
+// requests go as streams of one HTTP/2 connection (bench/open-loop-grpc.mjs), codes by grpc-status.
 //
 //   node bench/open-loop.mjs '<json config>'   prints one JSON line with the results
 //   node bench/open-loop.mjs spin <seconds>     the spinning side of preemptionProbe
 import { spawn } from "node:child_process";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { grpcClient } from "./open-loop-grpc.mjs";
 import { processUsage } from "./proc.mjs";
 
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -150,7 +153,7 @@ function client(config) {
 /** Open loop: `rate` req/s for `warmupSeconds` (not recorded) then `seconds`. */
 export function runOpen(config) {
   const { rate, seconds, warmupSeconds = 3, drainMs = 30_000 } = config;
-  const c = client(config);
+  const c = config.grpc ? grpcClient(config) : client(config);
   const interval = 1000 / rate;
   const warm = Math.round(rate * warmupSeconds);
   const total = warm + Math.round(rate * seconds);
