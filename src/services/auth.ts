@@ -100,3 +100,16 @@ export function authorizeRows(ctx: HandlerContext, placeholder: string): "all" |
     throw errors.insufficientPermissions(`${resource}.*.${action}`);
   return ids;
 }
+
+/**
+ * A check to run just before a procedure creates a permission or an identity inside its
+ * transaction: what the request names may have been deleted since it was authorized, and the
+ * 403 then rolls the transaction back, so a caller without the grant never creates one.
+ */
+export function beforeCreating(
+  ctx: HandlerContext,
+  vars: Readonly<Record<string, string>>,
+  creates: "createPermissions" | "createIdentity",
+): () => void {
+  return () => authorize(ctx, vars, [creates]);
+}

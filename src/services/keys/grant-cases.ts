@@ -1,7 +1,5 @@
-import type { HandlerContext } from "@connectrpc/connect";
 import type { Queryable } from "../../storage/db.js";
 import { identityExternalIdsTaken } from "../../storage/queries/identities.js";
-import { authorize } from "../auth.js";
 import { missingSlugs } from "../permissions/slugs.js";
 
 /** Role names or permission slugs of a request, and whether they replace what the key holds. */
@@ -71,17 +69,4 @@ export function copyCases(held: {
   if (held.roles.length > 0) cases.push("addRoles");
   if (held.permissions.length > 0) cases.push("addPermissions");
   return cases;
-}
-
-/**
- * A check to run just before creating a permission or an identity inside the transaction:
- * what the request names may have been deleted since `grantCases` looked, and the 403 then
- * rolls the transaction back, so a caller without the grant never creates one.
- */
-export function beforeCreating(
-  ctx: HandlerContext,
-  vars: Readonly<Record<string, string>>,
-  creates: "createPermissions" | "createIdentity",
-): () => void {
-  return () => authorize(ctx, vars, [creates]);
 }

@@ -1,14 +1,13 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Queryable } from "../../storage/db.js";
 import type { PermissionRow } from "../../storage/queries/permissions.js";
-import { authorize } from "../auth.js";
+import { authorize, beforeCreating } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { type Change, mutate } from "../mutation.js";
 import { missingSlugs } from "../permissions/slugs.js";
 import { toPermissionMessage } from "../permissions/view.js";
 import { findKey } from "./find-key.js";
-import { beforeCreating } from "./grant-cases.js";
 import type { KeyRef } from "./grants.js";
 
 /** How one procedure changes a key's direct permissions, inside the change's transaction. */

@@ -10,7 +10,7 @@ import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import { type KeyRow, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
-import { authorize } from "../auth.js";
+import { authorize, beforeCreating } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { storedMeta } from "../identities/view.js";
@@ -20,7 +20,7 @@ import { updates } from "../update-mask.js";
 import { creditsHolder, writeHolder } from "./credits-holder.js";
 import { checkCredits, creditState } from "./credits-input.js";
 import { findKey } from "./find-key.js";
-import { beforeCreating, grantCases } from "./grant-cases.js";
+import { grantCases } from "./grant-cases.js";
 import { resolveRoles, setKeyPermissions, setKeyRoles } from "./grants.js";
 import { identityForExternalId } from "./identity-link.js";
 

@@ -10,7 +10,7 @@ import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import type { PermissionRow } from "../../storage/queries/permissions.js";
 import { roleAddPermissions, roleInsert } from "../../storage/queries/roles.js";
-import { authorize } from "../auth.js";
+import { authorize, beforeCreating } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { type Change, mutate } from "../mutation.js";
@@ -33,7 +33,7 @@ export async function createRole(
   if ((await missingSlugs(deps.db, workspaceId, slugs)).length > 0) cases.push("createPermissions");
   authorize(ctx, {}, cases);
   // A permission that existed at that check may be deleted before the transaction creates it.
-  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
+  const mayCreate = beforeCreating(ctx, {}, "createPermissions");
   const id = newId("role");
   await mutate(
     deps,

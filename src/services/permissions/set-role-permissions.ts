@@ -12,7 +12,7 @@ import {
   roleFindById,
   roleRemovePermissions,
 } from "../../storage/queries/roles.js";
-import { authorize } from "../auth.js";
+import { authorize, beforeCreating } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { type Change, mutate } from "../mutation.js";
@@ -36,7 +36,7 @@ export async function setRolePermissions(
   const missing = await missingSlugs(deps.db, workspaceId, slugs);
   authorize(ctx, {}, missing.length > 0 ? ["createPermissions"] : []);
   // A permission that existed at that check may be deleted before the transaction creates it.
-  const mayCreate = () => authorize(ctx, {}, ["createPermissions"]);
+  const mayCreate = beforeCreating(ctx, {}, "createPermissions");
   const final = await mutate(deps, ctx, async (tx, change) => {
     // Locked: concurrent replacements of one role's permissions take turns, so the role ends
     // with one caller's set, never a mix of two; a concurrent delete turns into a 404 here.
