@@ -22,6 +22,7 @@ import {
 } from "./doors.js";
 import { currentEngine, type Engine } from "./engine.js";
 import { diffSnapshots, type Snapshot, snapshot } from "./snapshot.js";
+import { type Api, type TypedAuth, typedApi } from "./typed.js";
 
 /** Options of a test server. */
 export interface StartOptions {
@@ -76,6 +77,13 @@ export interface TestServer {
    * one), null for no Authorization header, or `{ header }` for a raw header value.
    */
   call(door: TestDoor, procedure: string, body: unknown, auth?: Auth): Promise<CallResult>;
+  /**
+   * Typed clients of every service through the gRPC port, authenticated with the
+   * all-powerful root key: `await s.api.keys.createKey({ apiId })`.
+   */
+  api: Api;
+  /** The same clients authenticated as `auth` (a root key, null for none, or a raw header). */
+  as(auth: TypedAuth): Api;
   /** Raw /v2 request for transport-level tests. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
   raw(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
@@ -120,6 +128,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const ws = await database.db.query<{ id: string }>("select id from workspaces where is_default");
   const workspaceId = (ws[0] as { id: string }).id;
   const transports = createTransports(app.url, `http://127.0.0.1:${app.grpcPort}`);
+  const as = (auth: TypedAuth) => typedApi(transports.grpc, auth);
 
   const seed = {
     workspace: () => createWorkspace(deps, `ws ${randomString(6)}`),
@@ -183,6 +192,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     rootKey,
     workspaceId,
     seed,
+    api: as(rootKey),
+    as,
     call(door, procedure, body, auth = rootKey) {
       const headers: Record<string, string> =
         auth === null

@@ -1,24 +1,12 @@
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { beforeAll, describe, expect, it } from "vitest";
-import { ApisService } from "../../../gen/latchkey/v2/apis_pb.js";
-import { ErrorDetailSchema } from "../../../gen/latchkey/v2/common_pb.js";
+import { Code } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
 import { useServer } from "../../harness/server.js";
+import { refusal } from "../../harness/typed.js";
 
 // apis.listApis: one page of the caller's workspace's live APIs, by id, filtered to the APIs
-// a narrower root key may read. Written through the typed gRPC client.
+// a narrower root key may read.
 
 const s = useServer();
-let apis: ReturnType<typeof createClient<typeof ApisService>>;
-
-beforeAll(() => {
-  apis = createClient(
-    ApisService,
-    createGrpcTransport({ baseUrl: `http://127.0.0.1:${s.app.grpcPort}` }),
-  );
-});
-
-const as = (rootKey: string) => ({ headers: { authorization: `Bearer ${rootKey}` } });
 
 /** A workspace of its own with these APIs (sorted by id) and an all-powerful root key. */
 async function workspaceWith(names: string[]) {
@@ -27,29 +15,16 @@ async function workspaceWith(names: string[]) {
   const ids: string[] = [];
   for (const name of names) ids.push(await s.seed.api(workspaceId, name));
   ids.sort();
-  return { workspaceId, rootKey, ids };
-}
-
-/** The error detail of a refused call. */
-async function refusal(call: Promise<unknown>) {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => ConnectError.from(e),
-  );
-  expect(err, "the call should be refused").toBeInstanceOf(ConnectError);
-  return { code: err?.code, detail: err?.findDetails(ErrorDetailSchema)[0] };
+  return { workspaceId, rootKey, ids, apis: s.as(rootKey).apis };
 }
 
 describe("apis.listApis", () => {
   it("lists the workspace's live APIs by id, a page at a time", async () => {
     const w = await workspaceWith(["a api", "b api", "c api"]);
-    const first = await apis.listApis({ limit: 2 }, as(w.rootKey));
+    const first = await w.apis.listApis({ limit: 2 });
     expect(first.data.map((a) => a.id)).toEqual(w.ids.slice(0, 2));
     expect(first.pagination).toMatchObject({ hasMore: true, cursor: w.ids[2] });
-    const second = await apis.listApis(
-      { limit: 2, cursor: first.pagination?.cursor },
-      as(w.rootKey),
-    );
+    const second = await w.apis.listApis({ limit: 2, cursor: first.pagination?.cursor });
     expect(second.data.map((a) => a.id)).toEqual(w.ids.slice(2));
     expect(second.pagination?.hasMore).toBe(false);
     expect(second.data[0]?.name).toMatch(/ api$/);
@@ -59,8 +34,8 @@ describe("apis.listApis", () => {
     const w = await workspaceWith(["kept api", "gone api"]);
     const other = await workspaceWith(["foreign api"]);
     const [gone] = w.ids.filter((id) => id !== w.ids[0]);
-    await apis.deleteApi({ apiId: gone }, as(w.rootKey));
-    const page = await apis.listApis({}, as(w.rootKey));
+    await w.apis.deleteApi({ apiId: gone });
+    const page = await w.apis.listApis({});
     expect(page.data.map((a) => a.id)).toEqual([w.ids[0]]);
     expect(page.data.map((a) => a.id)).not.toContain(other.ids[0]);
   });
@@ -72,10 +47,10 @@ describe("apis.listApis", () => {
       readable.map((id) => `api.${id}.read_api`),
       w.workspaceId,
     );
-    const first = await apis.listApis({ limit: 2 }, as(narrow));
+    const first = await s.as(narrow).apis.listApis({ limit: 2 });
     expect(first.data.map((a) => a.id)).toEqual(readable.slice(0, 2));
     expect(first.pagination?.hasMore).toBe(true);
-    const rest = await apis.listApis({ limit: 2, cursor: first.pagination?.cursor }, as(narrow));
+    const rest = await s.as(narrow).apis.listApis({ limit: 2, cursor: first.pagination?.cursor });
     expect(rest.data.map((a) => a.id)).toEqual(readable.slice(2));
     expect(rest.pagination?.hasMore).toBe(false);
   });
@@ -83,16 +58,19 @@ describe("apis.listApis", () => {
   it("answers a key that may read no API with 403 naming api.*.read_api", async () => {
     const w = await workspaceWith(["hidden"]);
     const writer = await s.seed.rootKey(["api.*.create_api", "api.*.read_key"], w.workspaceId);
-    const { code, detail } = await refusal(apis.listApis({}, as(writer)));
-    expect(code).toBe(Code.PermissionDenied);
-    expect(detail?.status).toBe(403);
-    expect(detail?.detail).toContain("api.*.read_api");
+    const r = await refusal(s.as(writer).apis.listApis({}));
+    expect(r.code).toBe(Code.PermissionDenied);
+    expect(r).toMatchObject({
+      status: 403,
+      errorCode: "err:svc:authorization:insufficient_permissions",
+    });
+    expect(r.detail).toContain("api.*.read_api");
   });
 
   it.each([0, 101])("refuses a page size of %i with 400 at /limit", async (limit) => {
-    const { detail } = await refusal(apis.listApis({ limit }, as(s.rootKey)));
-    expect(detail?.status).toBe(400);
-    expect(detail?.errors.map((e) => e.location)).toEqual(["/limit"]);
+    const r = await refusal(s.api.apis.listApis({ limit }));
+    expect(r.status).toBe(400);
+    expect(r.errors.map((e) => e.location)).toEqual(["/limit"]);
   });
 
   it("answers the same page on the /v2 JSON door", async () => {
