@@ -1,7 +1,7 @@
 import {
-  type ContextKey,
   type ContextValues,
   createContextKey,
+  createContextValues,
   type HandlerContext,
 } from "@connectrpc/connect";
 import { errors, type Violation } from "../errors/service-error.js";
@@ -32,28 +32,9 @@ export interface Call {
 
 const callKey = createContextKey<Call | undefined>(undefined, { description: "latchkey call" });
 
-/**
- * Context values as Connect's createContextValues makes them, with methods on a prototype
- * instead of three new functions per call (the doors make one per request).
- */
-class Values implements ContextValues {
-  get<T>(key: ContextKey<T>): T {
-    const own = this as unknown as Record<symbol, T>;
-    return key.id in own ? (own[key.id] as T) : key.defaultValue;
-  }
-  set<T>(key: ContextKey<T>, value: T): this {
-    (this as unknown as Record<symbol, T>)[key.id] = value;
-    return this;
-  }
-  delete(key: ContextKey<unknown>): this {
-    delete (this as unknown as Record<symbol, unknown>)[key.id];
-    return this;
-  }
-}
-
 /** New context values holding a call; every door makes one per request. */
 export function callValues(call: Call): ContextValues {
-  return new Values().set(callKey, call);
+  return createContextValues().set(callKey, call);
 }
 
 /**
