@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -50,6 +50,12 @@ describe("the npm package", () => {
       ["install", "--prefer-offline", "--no-audit", "--no-fund", join(dir, tarball)],
       { cwd: dir, timeout: 170_000 },
     );
+    // The contract ships for other languages' generators (docs/clients.md), and the install
+    // brings the Node that deploy/ runs the server with (node_modules/.bin/node).
+    for (const proto of readdirSync(join(ROOT, "proto/latchkey/v2")))
+      expect(existsSync(join(dir, "node_modules/latchkey/proto/latchkey/v2", proto))).toBe(true);
+    const packagedNode = await run(join(dir, "node_modules/.bin/node"), ["--version"]);
+    expect(packagedNode.stdout.trim()).toMatch(/^v24\./);
     const server = await serve();
     try {
       writeFileSync(
