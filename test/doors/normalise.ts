@@ -1,3 +1,5 @@
+import { Code } from "@connectrpc/connect";
+import { catalog } from "../../src/errors/catalog.js";
 import type { CallResult } from "../harness/doors.js";
 
 // A door's answer carries values that differ on every run and on every door, since each door's
@@ -93,12 +95,16 @@ export function normalise(result: CallResult, known: Placeholders, now: number):
 
 /**
  * The error in one shape: the /v2 envelope carries its status and omits an empty violation
- * list, the error detail of Connect and gRPC has neither (the status is the result's).
+ * list, the error detail of Connect and gRPC has neither (the status is the result's). The
+ * Connect code of a /v2 answer is the one the catalog gives its error code, so a door that
+ * answers the right detail under another Connect or gRPC code differs.
  */
 function errorOf(result: CallResult) {
   const e = result.error as NonNullable<CallResult["error"]> & { status?: number };
+  const entry = Object.values(catalog).find((c) => c.code === e.code);
   return {
     status: e.status ?? result.status,
+    connectCode: e.connectCode ?? (entry ? Code[entry.connectCode] : "not in the catalog"),
     code: e.code,
     title: e.title,
     detail: e.detail,

@@ -43,9 +43,14 @@ export const IDENTITY_ROWS: Row[] = [
       body: { identity: "nobody" },
     }),
   ),
-  invalid("identities.getIdentity", "both an identity and an externalId", ["/externalId"], async () => ({
-    body: { identity: "a", externalId: "b" },
-  })),
+  invalid(
+    "identities.getIdentity",
+    "both an identity and an externalId",
+    ["/externalId"],
+    async () => ({
+      body: { identity: "a", externalId: "b" },
+    }),
+  ),
 
   ok("identities.listIdentities", "a first page of one of two", async (g) => {
     await g.identity("first", { n: 1 });
