@@ -11,6 +11,19 @@ export const API_ROWS: Row[] = [
   })),
 
   ok("apis.getApi", "reads an API", async (g) => ({ body: { apiId: await g.api("read me") } })),
+  // Authentication is the same code on every procedure (test/procedures/authentication.test.ts
+  // runs it for each); one procedure shows that the doors render its refusals alike.
+  refused("apis.getApi", "no root key", 401, "err:svc:authentication:missing", async (g) => ({
+    body: { apiId: await g.api() },
+    auth: null,
+  })),
+  refused(
+    "apis.getApi",
+    "an unknown root key",
+    401,
+    "err:svc:authentication:key_not_found",
+    async (g) => ({ body: { apiId: await g.api() }, auth: "root_unknownKeyThatDoesNotExist" }),
+  ),
   refused("apis.getApi", "an unknown API", 404, CODES.apiNotFound, async () => ({
     body: { apiId: "api_unknown" },
   })),
