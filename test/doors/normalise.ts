@@ -46,7 +46,7 @@ export class Placeholders {
 
 /** The answer with every run-specific value replaced; the request id must be a `req_` id. */
 export function normalise(result: CallResult, known: Placeholders, now: number): unknown {
-  known.name(result.requestId, "<request>");
+  if (result.requestId !== "") known.name(result.requestId, "<request>");
   const fresh = new Map<string, string>();
   const counts = new Map<string, number>();
   const firstSeen = (kind: string, value: string) => {
