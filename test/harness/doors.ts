@@ -53,6 +53,8 @@ export interface CallResult {
     title: string;
     type: string;
     errors?: Violation[];
+    /** On the Connect and gRPC doors, the name of the call's Connect code (`NotFound`). */
+    connectCode?: string;
   };
 }
 
@@ -165,6 +167,7 @@ export async function callConnect(
         title: detail.title,
         type: detail.type,
         errors: detail.errors.map((v) => ({ location: v.location, message: v.message })),
+        connectCode: Code[e.code],
       },
     };
   }

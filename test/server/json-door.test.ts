@@ -142,6 +142,42 @@ describe("the /v2 JSON door", () => {
       ["an updateMask", '{"name":"abc","updateMask":"name"}', "/updateMask", /unknown field/],
       ["null on a non-nullable field", '{"name":null}', "/name", /must not be null/],
       ["a number where a string belongs", '{"name":123}', "/name", /must be a string/],
+      // Binary protobuf cannot tell an omitted number from 0; the /v2 door can, and requires it.
+      [
+        "an omitted required number",
+        '{"keyId":"key_x"}',
+        "/expiration",
+        /^is required$/,
+        "/v2/keys.rerollKey",
+      ],
+      [
+        "an omitted required number in a list item",
+        '{"externalId":"x","ratelimits":[{"name":"requests","limit":1}]}',
+        "/ratelimits/0/duration",
+        /^is required$/,
+        "/v2/identities.createIdentity",
+      ],
+      [
+        "an int64 sent as a string",
+        '{"keyId":"key_x","expiration":"60000"}',
+        "/expiration",
+        /must be a JSON number, not a string/,
+        "/v2/keys.rerollKey",
+      ],
+      [
+        "a fraction where an integer belongs",
+        '{"limit":1.5}',
+        "/limit",
+        /must be an integer/,
+        "/v2/apis.listApis",
+      ],
+      [
+        "an enum value the spec does not name",
+        '{"keyId":"key_x","operation":"double","value":1}',
+        "/operation",
+        /must be one of: set, increment, decrement/,
+        "/v2/keys.updateCredits",
+      ],
     ])(
       "answers %s with 400 naming the field",
       async (_, body, location, message, path = "/v2/apis.createApi") => {

@@ -1,0 +1,124 @@
+import { CODES, invalid, ok, type Row, refused } from "../row.js";
+import { fullKey, plainKey } from "./key-fixtures.js";
+
+export const KEY_UPDATE_ROWS: Row[] = [
+  ok("keys.updateKey", "sets some settings and clears others", async (g) => {
+    const { keyId } = await fullKey(g);
+    await g.role("writer", ["docs.write"]);
+    return {
+      body: {
+        keyId,
+        name: "renamed",
+        externalId: null,
+        meta: { plan: "team" },
+        expires: null,
+        credits: { remaining: 7 },
+        ratelimits: [{ name: "requests", limit: 50, duration: 1000 }],
+        enabled: false,
+        roles: ["writer"],
+        permissions: [],
+      },
+    };
+  }),
+  invalid("keys.updateKey", "an empty name", ["/name"], async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, name: "" },
+  })),
+  refused("keys.updateKey", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown", name: "nobody" },
+  })),
+  refused(
+    "keys.updateKey",
+    "roles without the grants to change them",
+    403,
+    CODES.forbidden,
+    async (g) => ({
+      body: { keyId: (await plainKey(g)).keyId, roles: [] },
+      auth: await g.rootKeyWith(["api.*.update_key"]),
+    }),
+  ),
+
+  ok("keys.updateCredits", "increments the balance", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId, operation: "increment", value: 5 },
+  })),
+  ok("keys.updateCredits", "makes the key unlimited", async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, operation: "set", value: null },
+  })),
+  invalid("keys.updateCredits", "a negative value", ["/value"], async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, operation: "set", value: -1 },
+  })),
+  refused("keys.updateCredits", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown", operation: "increment", value: 1 },
+  })),
+
+  ok("keys.deleteKey", "deletes a key for good", async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, permanent: true },
+  })),
+  refused("keys.deleteKey", "a key deleted before", 404, CODES.keyNotFound, async (g) => {
+    const { keyId } = await g.key(await g.api());
+    await g.call("keys.deleteKey", { keyId });
+    return { body: { keyId } };
+  }),
+];
+
+export const KEY_GRANT_ROWS: Row[] = [
+  ok("keys.addPermissions", "adds an existing and a new permission", async (g) => {
+    await g.permission("docs.delete");
+    return { body: { keyId: (await fullKey(g)).keyId, permissions: ["docs.delete", "docs.new"] } };
+  }),
+  invalid("keys.addPermissions", "a slug with a space", ["/permissions/0"], async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, permissions: ["no spaces"] },
+  })),
+  refused("keys.addPermissions", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown", permissions: ["docs.read"] },
+  })),
+
+  ok("keys.removePermissions", "removes a direct permission", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId, permissions: ["docs.write"] },
+  })),
+  refused(
+    "keys.removePermissions",
+    "an unknown permission",
+    404,
+    CODES.permissionNotFound,
+    async (g) => ({
+      body: { keyId: (await plainKey(g)).keyId, permissions: ["docs.unknown"] },
+    }),
+  ),
+
+  ok("keys.setPermissions", "replaces the direct permissions", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId, permissions: ["docs.read", "docs.other"] },
+  })),
+  refused("keys.setPermissions", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown", permissions: [] },
+  })),
+
+  ok("keys.addRoles", "adds a role", async (g) => {
+    await g.role("admin", ["docs.admin"]);
+    return { body: { keyId: (await fullKey(g)).keyId, roles: ["admin"] } };
+  }),
+  refused("keys.addRoles", "an unknown role", 404, CODES.roleNotFound, async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, roles: ["nobody"] },
+  })),
+
+  ok("keys.removeRoles", "removes a role", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId, roles: ["reader"] },
+  })),
+  invalid("keys.removeRoles", "no roles", ["/roles"], async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, roles: [] },
+  })),
+
+  ok("keys.setRoles", "replaces the roles", async (g) => {
+    await g.role("admin", ["docs.admin"]);
+    return { body: { keyId: (await fullKey(g)).keyId, roles: ["admin"] } };
+  }),
+  refused(
+    "keys.setRoles",
+    "without the grant to remove roles",
+    403,
+    CODES.forbidden,
+    async (g) => ({
+      body: { keyId: (await plainKey(g)).keyId, roles: [] },
+      auth: await g.rootKeyWith(["api.*.update_key", "rbac.*.add_role_to_key"]),
+    }),
+  ),
+];

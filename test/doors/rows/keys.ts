@@ -1,0 +1,138 @@
+import { CODES, invalid, ok, type Row, refused } from "../row.js";
+import { fullKey, hashOf, plainKey } from "./key-fixtures.js";
+
+export const KEY_CREATION_ROWS: Row[] = [
+  ok("keys.createKey", "a key with every setting", async (g) => {
+    const apiId = await g.api();
+    await g.role("reader", ["docs.read"]);
+    return {
+      body: {
+        apiId,
+        prefix: "cf",
+        name: "every setting",
+        byteLength: 24,
+        externalId: "bob",
+        meta: { plan: "pro", list: [1, "two", null] },
+        roles: ["reader"],
+        permissions: ["docs.write"],
+        expires: 4_102_444_800_000,
+        credits: { remaining: 10, refill: { interval: "daily", amount: 10 } },
+        ratelimits: [{ name: "requests", limit: 10, duration: 1000, autoApply: false }],
+        enabled: false,
+      },
+    };
+  }),
+  invalid(
+    "keys.createKey",
+    "a bad prefix and too few bytes",
+    ["/prefix", "/byteLength"],
+    async (g) => ({
+      body: { apiId: await g.api(), prefix: "no spaces", byteLength: 8 },
+    }),
+  ),
+  refused("keys.createKey", "an unknown role", 404, CODES.roleNotFound, async (g) => ({
+    body: { apiId: await g.api(), roles: ["nobody"] },
+  })),
+  refused("keys.createKey", "a recoverable key", 412, CODES.precondition, async (g) => ({
+    body: { apiId: await g.api(), recoverable: true },
+  })),
+  refused(
+    "keys.createKey",
+    "roles without the grant to add them",
+    403,
+    CODES.forbidden,
+    async (g) => {
+      await g.role("reader");
+      return {
+        body: { apiId: await g.api(), roles: ["reader"] },
+        auth: await g.rootKeyWith(["api.*.create_key"]),
+      };
+    },
+  ),
+
+  ok("keys.migrateKeys", "imports one new hash and reports one taken", async (g) => {
+    const apiId = await g.api();
+    const taken = hashOf(g, "taken");
+    await g.call("keys.migrateKeys", { migrationId: "first", apiId, keys: [{ hash: taken }] });
+    return {
+      body: {
+        migrationId: "second",
+        apiId,
+        keys: [
+          { hash: hashOf(g, "fresh"), name: "imported", credits: { remaining: 3 } },
+          { hash: taken },
+        ],
+      },
+    };
+  }),
+  invalid("keys.migrateKeys", "no keys", ["/keys"], async (g) => ({
+    body: { migrationId: "none", apiId: await g.api(), keys: [] },
+  })),
+  refused("keys.migrateKeys", "an unknown API", 404, CODES.apiNotFound, async (g) => ({
+    body: { migrationId: "lost", apiId: "api_unknown", keys: [{ hash: hashOf(g, "lost") }] },
+  })),
+
+  ok("keys.rerollKey", "replaces a key, the old one for a minute more", async (g) => {
+    const { keyId } = await fullKey(g);
+    return { body: { keyId, expiration: 60_000 } };
+  }),
+  invalid("keys.rerollKey", "a negative grace period", ["/expiration"], async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, expiration: -1 },
+  })),
+  refused("keys.rerollKey", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown", expiration: 0 },
+  })),
+];
+
+export const KEY_READING_ROWS: Row[] = [
+  ok("keys.verifyKey", "a valid key spending credits and a rate limit", async (g) => {
+    const { key } = await fullKey(g);
+    return {
+      body: {
+        key,
+        tags: ["path=/docs"],
+        permissions: "docs.read AND (docs.write OR admin)",
+        credits: { cost: 2 },
+        ratelimits: [
+          { name: "requests", cost: 1 },
+          { name: "burst", limit: 3, duration: 1000 },
+        ],
+      },
+    };
+  }),
+  ok("keys.verifyKey", "a key without the permission asked for", async (g) => {
+    const { key } = await fullKey(g);
+    return { body: { key, permissions: "admin" } };
+  }),
+  ok("keys.verifyKey", "an unknown key", async () => ({ body: { key: "cf_unknownKey" } })),
+  refused(
+    "keys.verifyKey",
+    "a permissions query that does not parse",
+    400,
+    "err:svc:bad_request:permissions_query_syntax_error",
+    async (g) => ({ body: { key: (await plainKey(g)).key, permissions: "docs.read AND (" } }),
+  ),
+  invalid("keys.verifyKey", "a negative cost", ["/credits/cost"], async (g) => ({
+    body: { key: (await plainKey(g)).key, credits: { cost: -1 } },
+  })),
+
+  ok("keys.getKey", "a key with every setting", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId },
+  })),
+  refused("keys.getKey", "an unknown key", 404, CODES.keyNotFound, async () => ({
+    body: { keyId: "key_unknown" },
+  })),
+  refused("keys.getKey", "the secret asked for", 412, CODES.precondition, async (g) => ({
+    body: { keyId: (await plainKey(g)).keyId, decrypt: true },
+  })),
+
+  ok("keys.whoami", "the key of a secret", async (g) => ({
+    body: { key: (await fullKey(g)).key },
+  })),
+  refused("keys.whoami", "an unknown secret", 404, CODES.keyNotFound, async () => ({
+    body: { key: "cf_unknownKey" },
+  })),
+  invalid("keys.whoami", "a secret over 512 characters", ["/key"], async () => ({
+    body: { key: `cf_${"x".repeat(510)}` },
+  })),
+];
