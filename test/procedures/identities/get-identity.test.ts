@@ -19,6 +19,20 @@ describe("identities.getIdentity", () => {
     }
   });
 
+  it("answers the identity's meta and rate limits", async () => {
+    const externalId = `with_limits_${Date.now()}`;
+    await s.api.identities.createIdentity({
+      externalId,
+      meta: { plan: "pro" },
+      ratelimits: [{ name: "requests", limit: 7n, duration: 1000n }],
+    });
+    const res = await s.api.identities.getIdentity({ externalId });
+    expect(res.data?.meta).toEqual({ plan: "pro" });
+    expect(res.data?.ratelimits).toMatchObject([
+      { name: "requests", limit: 7n, duration: 1000n, autoApply: true },
+    ]);
+  });
+
   it("matches an id before an externalId", async () => {
     const target = await s.seed.identity();
     // Another identity whose externalId equals the first one's id.
