@@ -14,14 +14,16 @@
 // same at about 3 s a mutant (some 80 of them); this takes milliseconds.
 // Each mutant runs on PGlite only, in a temporary copy of the repository (the working tree is
 // never edited), two copies at once, each with one long-lived Vitest instance (global setup
-// once). The tests run: test/security/*.test.ts and the test files under test/services that
-// name the procedure, filtered to the tests whose names mention it, stopping at the first
-// failure.
+// once). The tests run: test/security/*.test.ts and the procedure's own tests
+// (test/procedures/<namespace>/<procedure-kebab>.test.ts or the folder of that name, or the
+// test files under test/services/<namespace>/ that name it, for namespaces not moved yet),
+// filtered to the tests whose names mention it, stopping at the first failure.
 //
 // Usage: npm run mutation:auth -- [--workers 2] [--only <substring of a mutant name>] [--list]
 import { spawn } from "node:child_process";
 import {
   cpSync,
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -51,6 +53,7 @@ const COPIED = ["src", "test", "gen", "package.json", "tsconfig.json", "vitest.c
 
 /** Every file under `dir` (relative to the root) whose name ends with `suffix`. */
 function filesUnder(dir, suffix) {
+  if (!existsSync(join(ROOT, dir))) return [];
   return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith(suffix))
     .map((e) => relative(ROOT, join(e.parentPath, e.name)))
@@ -198,12 +201,18 @@ function callMutants(known) {
   return out;
 }
 
-/** The test files for a mutant: the security tests and the service tests naming a procedure. */
+/** The test files for a mutant: the security tests and the tests of its procedures. */
 function testFiles(procedures, serviceTests) {
   const named = serviceTests.filter((f) =>
-    procedures.some(
-      (p) => f.file.startsWith(`test/services/${p.split(".")[0]}/`) && f.text.includes(`"${p}"`),
-    ),
+    procedures.some((p) => {
+      const [namespace, procedure] = p.split(".");
+      const own = `test/procedures/${namespace}/${procedure.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      return (
+        f.file === `${own}.test.ts` ||
+        f.file.startsWith(`${own}/`) ||
+        (f.file.startsWith(`test/services/${namespace}/`) && f.text.includes(`"${p}"`))
+      );
+    }),
   );
   return [...filesUnder("test/security", ".test.ts"), ...named.map((f) => f.file)];
 }
@@ -322,7 +331,10 @@ async function main(args) {
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
   const all = rpcs();
   const known = all.map((r) => r.name);
-  const serviceTests = filesUnder("test/services", ".test.ts").map((file) => ({
+  const serviceTests = [
+    ...filesUnder("test/procedures", ".test.ts"),
+    ...filesUnder("test/services", ".test.ts"),
+  ].map((file) => ({
     file,
     text: readFileSync(join(ROOT, file), "utf8"),
   }));

@@ -37,10 +37,10 @@ interface Case {
 }
 
 const keyHolding = async (grant: Record<string, string[]>, field: "permissions" | "roles") => {
-  const k = await s.seed.key(grant);
+  const { keyId } = await s.seed.key(grant);
   return {
-    body: { keyId: k.keyId },
-    held: async () => (await s.call("json", "keys.getKey", { keyId: k.keyId })).data[field] ?? [],
+    body: { keyId },
+    held: async () => (await s.api.keys.getKey({ keyId })).data?.[field] ?? [],
   };
 };
 
@@ -57,7 +57,7 @@ const CASES: Case[] = [
     field: "roles",
     async make() {
       const role = `presence_role_${++n}`;
-      await s.call("json", "permissions.createRole", { name: role });
+      await s.api.permissions.createRole({ name: role });
       return keyHolding({ roles: [role] }, "roles");
     },
   },
@@ -66,17 +66,17 @@ const CASES: Case[] = [
     path: "latchkey.v2.PermissionsService/SetRolePermissions",
     field: "permissions",
     async make() {
-      const role = await s.call("json", "permissions.createRole", {
+      const role = await s.api.permissions.createRole({
         name: `presence_role_${++n}`,
         permissions: [`presence${n}.read`],
       });
-      const roleId = role.data.roleId as string;
+      const roleId = role.data?.roleId as string;
       return {
         body: { roleId },
         held: async () =>
-          (
-            (await s.call("json", "permissions.getRole", { role: roleId })).data.permissions ?? []
-          ).map((p: { slug: string }) => p.slug),
+          ((await s.api.permissions.getRole({ role: roleId })).data?.permissions ?? []).map(
+            (p) => p.slug,
+          ),
       };
     },
   },
@@ -246,8 +246,6 @@ describe("reading a Connect JSON body's keys", () => {
       status: 200,
       code: undefined,
     });
-    expect(
-      (await s.call("json", "keys.getKey", { keyId: k.keyId })).data.permissions,
-    ).toBeUndefined();
+    expect((await s.api.keys.getKey({ keyId: k.keyId })).data?.permissions).toEqual([]);
   });
 });

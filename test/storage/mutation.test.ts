@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { VerifyKeyCode } from "../../gen/latchkey/v2/keys_pb.js";
 import { keyInWorkspace } from "../../src/cache/caches.js";
 import { newId } from "../../src/domain/ids.js";
 import { hashKey } from "../../src/domain/key-material.js";
@@ -105,8 +106,8 @@ describe("mutateAs and transient conflicts", () => {
 
   it("drops this node's cache entries even when the transaction fails (its outcome may be unknown)", async () => {
     const k = await s.seed.key();
-    const verify = () => s.call("json", "keys.verifyKey", { key: k.key }, null);
-    expect((await verify()).data.code).toBe("VALID");
+    const verified = await s.as(null).keys.verifyKey({ key: k.key });
+    expect(verified.data?.code).toBe(VerifyKeyCode.VALID);
     const hash = hashKey(k.key);
     const entry = keyInWorkspace(s.workspaceId, hash);
     expect(s.app.deps.caches.keys.get(entry)).toBeTruthy();
