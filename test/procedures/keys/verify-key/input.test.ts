@@ -1,95 +1,119 @@
 import { describe, expect, it } from "vitest";
-import { DOORS, useServer } from "../../harness/server.js";
+import { VerifyKeyCode } from "../../../../gen/latchkey/v2/keys_pb.js";
+import { useServer } from "../../../harness/server.js";
+import { refusal } from "../../../harness/typed.js";
+import { HOUR, NOT_FOUND_ANSWER, type VerifyRequest, verifierOf } from "./calls.js";
 
-// keys.verifyKey's request bounds (proto/latchkey/v2/keys.proto):
-// every violation is a 400 naming the field, on every door, and spends nothing.
+// keys.verifyKey's request bounds (proto/latchkey/v2/keys.proto): every violation is a 400
+// naming the field, and spends nothing.
 
 const s = useServer();
-const HOUR = 3_600_000;
+const verify = verifierOf(s);
 
-describe.each(DOORS)("keys.verifyKey input via %s", (door) => {
-  const verify = (body: Record<string, unknown>) => s.call(door, "keys.verifyKey", body, null);
+/** A key with a balance and an auto-applied limit, to show a rejected request spent nothing. */
+const metered = () =>
+  s.seed.key({
+    credits: { remaining: 10 },
+    ratelimits: [{ name: "window", limit: 5, duration: HOUR, autoApply: true }],
+  });
 
-  /** A key with a balance and an auto-applied limit, to show a rejected request spent nothing. */
-  const metered = () =>
-    s.seed.key({
-      credits: { remaining: 10 },
-      ratelimits: [{ name: "window", limit: 5, duration: HOUR, autoApply: true }],
-    });
+/** The next verification of the key spends from an untouched balance and limit. */
+async function expectNothingSpent(key: string) {
+  const next = await verify({ key });
+  expect(next).toMatchObject({ code: VerifyKeyCode.VALID, credits: 9n });
+  expect(next.ratelimits).toMatchObject([{ name: "window", remaining: 4n }]);
+}
 
+/** Expects the request refused with 400 invalid_input at `location`. */
+async function expectInvalidAt(req: VerifyRequest, location: string) {
+  const r = await refusal(s.as(null).keys.verifyKey(req));
+  expect(r).toMatchObject({ status: 400, errorCode: "err:svc:application:invalid_input" });
+  expect(r.errors[0]?.location).toBe(location);
+}
+
+describe("keys.verifyKey input", () => {
   it.each([
-    ["a negative credits cost", { credits: { cost: -1 } }, "/credits/cost"],
-    ["a credits cost above 10^12", { credits: { cost: 1_000_000_000_001 } }, "/credits/cost"],
+    ["a negative credits cost", { credits: { cost: -1n } }, "/credits/cost"],
+    ["a credits cost above 10^12", { credits: { cost: 1_000_000_000_001n } }, "/credits/cost"],
     [
       "a negative rate-limit cost",
-      { ratelimits: [{ name: "window", cost: -1 }] },
+      { ratelimits: [{ name: "window", cost: -1n }] },
       "/ratelimits/0/cost",
     ],
     [
       "an ad-hoc limit of 0",
-      { ratelimits: [{ name: "adhoc", limit: 0, duration: 60_000 }] },
+      { ratelimits: [{ name: "adhoc", limit: 0n, duration: 60_000n }] },
       "/ratelimits/0/limit",
     ],
     [
       "an ad-hoc duration of 999 ms",
-      { ratelimits: [{ name: "adhoc", limit: 10, duration: 999 }] },
+      { ratelimits: [{ name: "adhoc", limit: 10n, duration: 999n }] },
       "/ratelimits/0/duration",
     ],
     ["21 tags", { tags: Array.from({ length: 21 }, (_, i) => `tag${i}`) }, "/tags"],
     ["a 513-character tag", { tags: ["ok", "t".repeat(513)] }, "/tags/1"],
     ["an empty tag", { tags: [""] }, "/tags/0"],
     ["a 1001-character permissions query", { permissions: "p".repeat(1001) }, "/permissions"],
-  ] as [string, Record<string, unknown>, string][])(
+  ] as [string, VerifyRequest, string][])(
     "rejects %s with 400 at its field, spending nothing",
     async (_, extra, location) => {
       const k = await metered();
-      const res = await verify({ key: k.key, ...extra });
-      expect(res.status, JSON.stringify(res.error ?? res.data)).toBe(400);
-      expect(res.error?.code).toBe("err:svc:application:invalid_input");
-      expect(res.error?.errors?.[0]?.location).toBe(location);
-      const next = await verify({ key: k.key });
-      expect(next.data).toMatchObject({ code: "VALID", credits: 9 });
-      expect(next.data.ratelimits).toEqual([
-        expect.objectContaining({ name: "window", remaining: 4 }),
-      ]);
+      await expectInvalidAt({ key: k.key, ...extra }, location);
+      await expectNothingSpent(k.key);
     },
   );
 
   it("rejects a missing key with 400 at /key", async () => {
-    const res = await verify({ tags: ["no key"] });
-    expect(res.status, JSON.stringify(res.error ?? res.data)).toBe(400);
-    expect(res.error?.code).toBe("err:svc:application:invalid_input");
-    expect(res.error?.errors?.[0]?.location).toBe("/key");
+    await expectInvalidAt({ tags: ["no key"] }, "/key");
   });
 
   it("rejects a 513-character key with 400 at /key, and takes one of 512", async () => {
-    const res = await verify({ key: "k".repeat(513) });
-    expect(res.status, JSON.stringify(res.error ?? res.data)).toBe(400);
-    expect(res.error?.code).toBe("err:svc:application:invalid_input");
-    expect(res.error?.errors?.[0]?.location).toBe("/key");
-    const longest = await verify({ key: "k".repeat(512) });
-    expect(longest.data).toEqual({ valid: false, code: "NOT_FOUND" });
+    await expectInvalidAt({ key: "k".repeat(513) }, "/key");
+    expect(await verify({ key: "k".repeat(512) })).toEqual(NOT_FOUND_ANSWER);
   });
 
   it("accepts the bounds themselves: cost 10^12, 20 tags of 512, a 1000-character query", async () => {
     const k = await metered();
-    const res = await verify({
+    const data = await verify({
       key: k.key,
-      credits: { cost: 1_000_000_000_000 },
+      credits: { cost: 1_000_000_000_000n },
       tags: Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(512, "x")),
       permissions: "p".repeat(1000),
-      ratelimits: [{ name: "adhoc", limit: 1, duration: 1000, cost: 0 }],
+      ratelimits: [{ name: "adhoc", limit: 1n, duration: 1000n, cost: 0n }],
     });
-    expect(res.status, JSON.stringify(res.error)).toBe(200);
-    expect(res.data.code).toBe("INSUFFICIENT_PERMISSIONS");
+    expect(data.code).toBe(VerifyKeyCode.INSUFFICIENT_PERMISSIONS);
   });
 
   it("accepts migrationId and ignores it (VALID, the same answer as without it)", async () => {
     const k = await metered();
-    const res = await verify({ key: k.key, migrationId: "some_migration" });
-    expect(res.status, JSON.stringify(res.error)).toBe(200);
-    expect(res.data).toMatchObject({ valid: true, code: "VALID", keyId: k.keyId, credits: 9 });
+    const data = await verify({ key: k.key, migrationId: "some_migration" });
+    expect(data).toMatchObject({
+      valid: true,
+      code: VerifyKeyCode.VALID,
+      keyId: k.keyId,
+      credits: 9n,
+    });
     const unknown = await verify({ key: "sk_unknown_with_migration", migrationId: "m_1" });
-    expect(unknown.data).toEqual({ valid: false, code: "NOT_FOUND" });
+    expect(unknown).toEqual(NOT_FOUND_ANSWER);
+  });
+
+  it("reads a credits message without a cost as cost 0: protobuf cannot tell it from 0", async () => {
+    const k = await s.seed.key({ credits: { remaining: 3 } });
+    expect(await verify({ key: k.key, credits: {} })).toMatchObject({
+      code: VerifyKeyCode.VALID,
+      credits: 3n,
+    });
+    expect((await verify({ key: k.key })).credits).toBe(2n);
+  });
+});
+
+describe("keys.verifyKey on the /v2 JSON door", () => {
+  it("refuses credits without a cost with 400 at /credits/cost, spending nothing", async () => {
+    const k = await metered();
+    const res = await s.call("json", "keys.verifyKey", { key: k.key, credits: {} }, null);
+    expect(res.status).toBe(400);
+    expect(res.error?.code).toBe("err:svc:application:invalid_input");
+    expect(res.error?.errors?.[0]?.location).toBe("/credits/cost");
+    await expectNothingSpent(k.key);
   });
 });
