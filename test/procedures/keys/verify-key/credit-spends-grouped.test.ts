@@ -1,20 +1,26 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { spendInOrder } from "../../../src/domain/credits.js";
-import { useServer } from "../../harness/server.js";
+import { spendInOrder } from "../../../../src/domain/credits.js";
+import { useServer } from "../../../harness/server.js";
+import { HOUR } from "./calls.js";
 
-// Spends of one key that arrive while a statement for it is in flight are grouped into one
-// statement. Grouped or not, the answers must be those of the spends made one after the
-// other in arrival order: here the first spend goes alone and the rest wait and go together.
+// The credit spender behind keys.verifyKey: spends of one key that arrive while a statement
+// for it is in flight are grouped into one statement. Grouped or not, the answers must be
+// those of the spends made one after the other in arrival order: here the first spend goes
+// alone and the rest wait and go together.
+
+const s = useServer();
+const spendAll = (keyId: string, costs: readonly number[]) =>
+  Promise.all(costs.map((cost) => s.app.deps.credits.spend(keyId, cost)));
+const remainingInDb = async (keyId: string) =>
+  (await s.db.query<{ remaining: number }>("select remaining from keys where id = $1", [keyId]))[0]
+    ?.remaining;
+
+/** The id of the key's successor through keys.rerollKey. */
+const reroll = async (keyId: string) =>
+  (await s.api.keys.rerollKey({ keyId, expiration: BigInt(HOUR) })).data?.keyId as string;
+
 describe("credit spends of one key, grouped", () => {
-  const s = useServer();
-  const spendAll = (keyId: string, costs: readonly number[]) =>
-    Promise.all(costs.map((cost) => s.app.deps.credits.spend(keyId, cost)));
-  const remainingInDb = async (keyId: string) =>
-    (
-      await s.db.query<{ remaining: number }>("select remaining from keys where id = $1", [keyId])
-    )[0]?.remaining;
-
   it("takes a later, smaller cost that the balance covers after a larger one is refused", async () => {
     const k = await s.seed.key({ credits: { remaining: 4 } });
     expect(await spendAll(k.keyId, [1, 5, 1, 3, 1])).toEqual([
@@ -51,8 +57,6 @@ describe("credit spends of one key, grouped", () => {
 
   // A verification names the holder its cached record knows; these make that record stale
   // the way a reroll or a permanent delete committing during the spend would.
-  const reroll = async (keyId: string) =>
-    (await s.call("json", "keys.rerollKey", { keyId, expiration: 3_600_000 })).data.keyId as string;
 
   it("follows a balance that a reroll moved after the holder was read", async () => {
     const k0 = await s.seed.key({ credits: { remaining: 5 } });
@@ -70,7 +74,7 @@ describe("credit spends of one key, grouped", () => {
   it("spends a key's own copy when the holder it knew was deleted for good", async () => {
     const k0 = await s.seed.key({ credits: { remaining: 5 } });
     const k1 = await reroll(k0.keyId);
-    await s.call("json", "keys.deleteKey", { keyId: k1, permanent: true });
+    await s.api.keys.deleteKey({ keyId: k1, permanent: true });
     expect(await s.app.deps.credits.spend(k0.keyId, 2, k1)).toEqual({
       status: "spent",
       remaining: 3,
@@ -85,7 +89,7 @@ describe("credit spends of one key, grouped", () => {
       { status: "unlimited" },
     ]);
     const gone = await s.seed.key({ credits: { remaining: 5 } });
-    await s.call("json", "keys.deleteKey", { keyId: gone.keyId, permanent: true });
+    await s.api.keys.deleteKey({ keyId: gone.keyId, permanent: true });
     expect(await spendAll(gone.keyId, [1, 2])).toEqual([{ status: "gone" }, { status: "gone" }]);
   });
 });
