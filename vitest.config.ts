@@ -21,6 +21,16 @@ if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
   console.log(`\n[latchkey] Skipping ${skipped.join("; ")}.\n`);
 }
 
+// Files whose subject does not depend on the server's database engine (the packed tarball, the
+// generated clients of other languages, the browser page, the Redis limiter): run once, with
+// the PGlite group, not again on PostgreSQL.
+const ENGINE_INDEPENDENT = [
+  "test/package/**",
+  "test/clients/**",
+  "test/server/docs-browser.test.ts",
+  "test/ratelimit/redis-*.test.ts",
+];
+
 const shared = {
   include: ["test/**/*.test.ts"],
   exclude: ["test/unit/**", "test/cluster/**", "node_modules/**"],
@@ -50,6 +60,7 @@ export default defineConfig({
             {
               test: {
                 ...shared,
+                exclude: [...shared.exclude, ...ENGINE_INDEPENDENT],
                 name: "postgres",
                 env: { TEST_ENGINE: "postgres" },
                 sequence: { groupOrder: 1 },
