@@ -1,97 +1,83 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { DOORS, useServer } from "../../harness/server.js";
+import type { LimitRequestSchema } from "../../../gen/latchkey/v2/ratelimit_pb.js";
+import { useServer } from "../../harness/server.js";
+import { refusal } from "../../harness/typed.js";
+
+// ratelimit.limit: takes `cost` tokens (default 1) from one identifier's counter in a fixed
+// window of a namespace, creating the namespace on first use; answers 200 whether it passed
+// or not, and records the decision for analytics.
 
 const s = useServer();
 let n = 0;
-const HOUR = 3_600_000;
+const HOUR = 3_600_000n;
 
-describe.each(DOORS)("ratelimit.limit via %s", (door) => {
+type Limit = MessageInitShape<typeof LimitRequestSchema>;
+
+describe("ratelimit.limit", () => {
   it("admits up to the limit in a fixed window, reports remaining and reset, and resets", async () => {
     s.clock.set(Date.parse("2026-10-01T10:15:00Z"));
-    const ns = `api.requests.${++n}`;
-    const body = { namespace: ns, identifier: "user_1", limit: 3, duration: HOUR };
+    const body = {
+      namespace: `api.requests.${++n}`,
+      identifier: "user_1",
+      limit: 3n,
+      duration: HOUR,
+    };
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push((await s.call(door, "ratelimit.limit", body)).data);
-    expect(answers.map((a) => [a.success, a.remaining, a.limit])).toEqual([
-      [true, 2, 3],
-      [true, 1, 3],
-      [true, 0, 3],
-      [false, 0, 3],
+    for (let i = 0; i < 4; i++) answers.push((await s.api.ratelimit.limit(body)).data);
+    expect(answers.map((a) => [a?.success, a?.remaining, a?.limit])).toEqual([
+      [true, 2n, 3n],
+      [true, 1n, 3n],
+      [true, 0n, 3n],
+      [false, 0n, 3n],
     ]);
-    expect(answers[0].reset).toBe(Date.parse("2026-10-01T11:00:00Z"));
-    expect(
-      (await s.call(door, "ratelimit.limit", { ...body, identifier: "user_2" })).data.success,
-    ).toBe(true);
+    expect(answers[0]?.reset).toBe(BigInt(Date.parse("2026-10-01T11:00:00Z")));
+    expect(answers[0]?.overrideId).toBeUndefined();
+    const other = await s.api.ratelimit.limit({ ...body, identifier: "user_2" });
+    expect(other.data?.success).toBe(true);
     s.clock.set(Date.parse("2026-10-01T11:00:00Z"));
-    expect((await s.call(door, "ratelimit.limit", body)).data).toMatchObject({
+    expect((await s.api.ratelimit.limit(body)).data).toMatchObject({
       success: true,
-      remaining: 2,
+      remaining: 2n,
     });
   });
 
   it("takes the cost given; cost 0 checks without taking", async () => {
-    const ns = `cost.${++n}`;
-    const body = { namespace: ns, identifier: "u", limit: 10, duration: HOUR };
-    expect((await s.call(door, "ratelimit.limit", { ...body, cost: 7 })).data.remaining).toBe(3);
-    expect((await s.call(door, "ratelimit.limit", { ...body, cost: 0 })).data).toMatchObject({
-      success: true,
-      remaining: 3,
-    });
-    expect((await s.call(door, "ratelimit.limit", { ...body, cost: 4 })).data).toMatchObject({
-      success: false,
-      remaining: 0,
-    });
-    expect((await s.call(door, "ratelimit.limit", { ...body, cost: 3 })).data).toMatchObject({
-      success: true,
-      remaining: 0,
-    });
+    const body = { namespace: `cost.${++n}`, identifier: "u", limit: 10n, duration: HOUR };
+    const limit = async (cost: bigint) => (await s.api.ratelimit.limit({ ...body, cost })).data;
+    expect((await limit(7n))?.remaining).toBe(3n);
+    expect(await limit(0n)).toMatchObject({ success: true, remaining: 3n });
+    expect(await limit(4n)).toMatchObject({ success: false, remaining: 0n });
+    expect(await limit(3n)).toMatchObject({ success: true, remaining: 0n });
   });
 
   it("creates the namespace on first use (ratelimit.*.limit), then finds it by name or id", async () => {
     const ns = `created.${++n}`;
+    const body = { namespace: ns, identifier: "u", limit: 5n, duration: HOUR };
     const weak = await s.seed.rootKey(["ratelimit.rlns_other.limit"]);
-    const denied = await s.call(
-      door,
-      "ratelimit.limit",
-      { namespace: ns, identifier: "u", limit: 1, duration: 1000 },
-      weak,
+    const denied = await refusal(s.as(weak).ratelimit.limit({ ...body, limit: 1n }));
+    expect(denied.code).toBe(Code.PermissionDenied);
+    expect(denied).toMatchObject({
+      status: 403,
+      errorCode: "err:svc:authorization:insufficient_permissions",
+    });
+    expect(denied.detail).toContain("ratelimit.*.limit");
+    expect(await s.db.query("select 1 from ratelimit_namespaces where name = $1", [ns])).toEqual(
+      [],
     );
-    expect(denied.status).toBe(403);
-    expect(denied.error?.detail).toContain("ratelimit.*.limit");
-    expect(
-      (
-        await s.call(door, "ratelimit.limit", {
-          namespace: ns,
-          identifier: "u",
-          limit: 5,
-          duration: HOUR,
-        })
-      ).status,
-    ).toBe(200);
+
+    expect((await s.api.ratelimit.limit(body)).data?.remaining).toBe(4n);
     const rows = await s.db.query<{ id: string }>(
       "select id from ratelimit_namespaces where name = $1",
       [ns],
     );
     const id = rows[0]?.id as string;
     expect(id).toMatch(/^rlns_/);
-    const byId = await s.call(door, "ratelimit.limit", {
-      namespace: id,
-      identifier: "u",
-      limit: 5,
-      duration: HOUR,
-    });
-    expect(byId.data.remaining).toBe(3);
+    const byId = await s.api.ratelimit.limit({ ...body, namespace: id });
+    expect(byId.data?.remaining).toBe(3n);
     const scoped = await s.seed.rootKey([`ratelimit.${id}.limit`]);
-    expect(
-      (
-        await s.call(
-          door,
-          "ratelimit.limit",
-          { namespace: ns, identifier: "u", limit: 5, duration: HOUR },
-          scoped,
-        )
-      ).status,
-    ).toBe(200);
+    expect((await s.as(scoped).ratelimit.limit(body)).data?.remaining).toBe(2n);
     const audit = await s.db.query<{ event: string }>(
       "select event from audit_logs where resource_id = $1",
       [id],
@@ -99,117 +85,82 @@ describe.each(DOORS)("ratelimit.limit via %s", (door) => {
     expect(audit).toEqual([{ event: "ratelimitNamespace.create" }]);
   });
 
-  it.each([
+  it("applies the identifier's override (exact, else the most specific pattern) and names it", async () => {
+    const namespace = `override.${++n}`;
+    const body = { namespace, identifier: "vip", limit: 1n, duration: 1000n };
+    await s.api.ratelimit.limit({ ...body, cost: 0n });
+    const override = async (identifier: string, limit: bigint) =>
+      (await s.api.ratelimit.setOverride({ namespace, identifier, limit, duration: HOUR })).data
+        ?.overrideId;
+    const vip = await override("vip", 5n);
+    const blocked = await override("user_bad*", 0n);
+    await override("user_*", 10n);
+    s.clock.set(Date.parse("2026-10-02T10:15:30Z"));
+    const first = await s.api.ratelimit.limit(body);
+    expect(first.data).toMatchObject({ success: true, limit: 5n, remaining: 4n, overrideId: vip });
+    // The override's window (an hour), not the request's second.
+    expect(first.data?.reset).toBe(BigInt(Date.parse("2026-10-02T11:00:00Z")));
+    // A limit of 0 denies even a cost of 0.
+    const denied = await s.api.ratelimit.limit({
+      ...body,
+      identifier: "user_badguy",
+      limit: 1000n,
+      cost: 0n,
+    });
+    expect(denied.data).toMatchObject({
+      success: false,
+      limit: 0n,
+      remaining: 0n,
+      overrideId: blocked,
+    });
+  });
+
+  it.each<[string, Limit, string]>([
     [
       "an empty namespace",
-      { namespace: "", identifier: "u", limit: 1, duration: 1000 },
+      { namespace: "", identifier: "u", limit: 1n, duration: 1000n },
       "/namespace",
     ],
     [
       "a namespace of 513 characters",
-      { namespace: "n".repeat(513), identifier: "u", limit: 1, duration: 1000 },
+      { namespace: "n".repeat(513), identifier: "u", limit: 1n, duration: 1000n },
       "/namespace",
     ],
     [
       "an identifier of 513 characters",
-      { namespace: "ok", identifier: "i".repeat(513), limit: 1, duration: 1000 },
+      { namespace: "ok", identifier: "i".repeat(513), limit: 1n, duration: 1000n },
       "/identifier",
     ],
-    ["a limit of 0", { namespace: "ok", identifier: "u", limit: 0, duration: 1000 }, "/limit"],
+    ["a limit of 0", { namespace: "ok", identifier: "u", limit: 0n, duration: 1000n }, "/limit"],
     [
       "a duration of 999",
-      { namespace: "ok", identifier: "u", limit: 1, duration: 999 },
+      { namespace: "ok", identifier: "u", limit: 1n, duration: 999n },
       "/duration",
     ],
     [
       "a duration over 30 days",
-      { namespace: "ok", identifier: "u", limit: 1, duration: 2592000001 },
+      { namespace: "ok", identifier: "u", limit: 1n, duration: 2_592_000_001n },
       "/duration",
     ],
     [
       "a negative cost",
-      { namespace: "ok", identifier: "u", limit: 1, duration: 1000, cost: -1 },
+      { namespace: "ok", identifier: "u", limit: 1n, duration: 1000n, cost: -1n },
       "/cost",
     ],
   ])("rejects %s with 400 and writes nothing", async (_, body, location) => {
     const before = await s.snapshot();
-    const res = await s.call(door, "ratelimit.limit", body);
-    expect(res.status).toBe(400);
-    expect(res.error?.errors?.[0]?.location).toBe(location);
+    const r = await refusal(s.api.ratelimit.limit(body));
+    expect(r.code).toBe(Code.InvalidArgument);
+    expect(r.status).toBe(400);
+    expect(r.errors.map((e) => e.location)).toEqual([location]);
     expect(await s.changesSince(before)).toEqual({});
   });
-});
 
-describe.each(DOORS)("ratelimit.multiLimit via %s", (door) => {
-  it("is all-or-nothing and reports each limit in request order", async () => {
-    const ns = `multi.${++n}`;
-    const minute = { namespace: ns, identifier: "u", limit: 1, duration: 60_000 };
-    const month = {
-      namespace: `${ns}.month`,
-      identifier: "u",
-      limit: 200,
-      duration: 2_592_000_000,
-    };
-    const first = await s.call(door, "ratelimit.multiLimit", { limits: [month, minute] });
-    expect(first.data.passed).toBe(true);
-    expect(first.data.limits.map((l: { remaining: number }) => l.remaining)).toEqual([199, 0]);
-    const second = await s.call(door, "ratelimit.multiLimit", { limits: [month, minute] });
-    expect(second.data.passed).toBe(false);
-    expect(second.data.limits).toEqual([
-      expect.objectContaining({
-        namespace: `${ns}.month`,
-        identifier: "u",
-        passed: true,
-        remaining: 199,
-      }),
-      expect.objectContaining({ namespace: ns, passed: false, remaining: 0 }),
-    ]);
-    expect((await s.call(door, "ratelimit.limit", month)).data.remaining).toBe(198);
-  });
-
-  it("rejects an empty list and more than 100 limits", async () => {
-    expect((await s.call(door, "ratelimit.multiLimit", { limits: [] })).status).toBe(400);
-    const many = Array.from({ length: 101 }, () => ({
-      namespace: "x",
-      identifier: "u",
-      limit: 1,
-      duration: 1000,
-    }));
-    expect(
-      (await s.call(door, "ratelimit.multiLimit", { limits: many })).error?.errors?.[0]?.location,
-    ).toBe("/limits");
-  });
-});
-
-describe("ratelimit.multiLimit /v2 body", () => {
-  it("accepts the SDK's bare array", async () => {
-    const res = await s.raw("/v2/ratelimit.multiLimit", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
-      body: JSON.stringify([
-        { namespace: `bare.${++n}`, identifier: "u", limit: 2, duration: 1000 },
-      ]),
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ passed: true, limits: [{ remaining: 1 }] });
-  });
-});
-
-describe("rate-limit events", () => {
   it("records each decision for analytics", async () => {
     const ns = `events.${++n}`;
-    await s.call("json", "ratelimit.limit", {
-      namespace: ns,
-      identifier: "ev",
-      limit: 1,
-      duration: HOUR,
-    });
-    await s.call("json", "ratelimit.limit", {
-      namespace: ns,
-      identifier: "ev",
-      limit: 1,
-      duration: HOUR,
-    });
+    const body = { namespace: ns, identifier: "ev", limit: 1n, duration: HOUR };
+    await s.api.ratelimit.limit(body);
+    await s.api.ratelimit.limit(body);
     await s.app.deps.events.flush();
     const rows = await s.db.query<{ passed: boolean; identifier: string }>(
       "select e.passed, e.identifier from ratelimit_events e join ratelimit_namespaces n on n.id = e.namespace_id where n.name = $1 order by e.passed desc",
@@ -223,18 +174,10 @@ describe("rate-limit events", () => {
 
   it("leaves a decision out when the caller sends X-Unkey-Metrics: disabled", async () => {
     const ns = `events.quiet.${++n}`;
-    const body = { namespace: ns, identifier: "q", limit: 5, duration: HOUR };
-    const res = await s.raw("/v2/ratelimit.limit", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${s.rootKey}`,
-        "content-type": "application/json",
-        "x-unkey-metrics": "disabled",
-      },
-      body: JSON.stringify(body),
-    });
-    expect(res.body.data.success).toBe(true);
-    await s.call("json", "ratelimit.limit", body);
+    const body = { namespace: ns, identifier: "q", limit: 5n, duration: HOUR };
+    const quiet = await s.api.ratelimit.limit(body, { headers: { "x-unkey-metrics": "disabled" } });
+    expect(quiet.data?.success).toBe(true);
+    await s.api.ratelimit.limit(body);
     await s.app.deps.events.flush();
     const rows = await s.db.query<{ remaining: number }>(
       "select e.remaining from ratelimit_events e join ratelimit_namespaces n on n.id = e.namespace_id where n.name = $1",

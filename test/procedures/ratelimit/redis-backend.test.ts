@@ -1,10 +1,16 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VerifyKeyCode } from "../../../gen/latchkey/v2/keys_pb.js";
 import { redisUrl } from "../../harness/engine.js";
 import { startServer, type TestServer } from "../../harness/server.js";
 import { startTcpProxy, type TcpProxy } from "../../harness/tcp-proxy.js";
+import { refusal } from "../../harness/typed.js";
 
-const HOUR = 3_600_000;
+// The rate limits on the Redis backend (REDIS_URL): ratelimit.limit, ratelimit.multiLimit and
+// keys.verifyKey count in Redis with the same all-or-nothing answers as in process, and
+// RATELIMIT_FAILURE_MODE decides what a call gets while Redis is unreachable.
+
+const HOUR = 3_600_000n;
 let n = 0;
 
 describe.skipIf(!redisUrl)("rate limits on Redis", () => {
@@ -20,39 +26,38 @@ describe.skipIf(!redisUrl)("rate limits on Redis", () => {
   });
 
   it("counts ratelimit.limit in Redis, under the workspace's hash tag", async () => {
-    const ns = `redis.${++n}`;
-    const body = { namespace: ns, identifier: "u", limit: 2, duration: HOUR };
+    const body = { namespace: `redis.${++n}`, identifier: "u", limit: 2n, duration: HOUR };
     const answers = [];
-    for (let i = 0; i < 3; i++)
-      answers.push((await s.call("json", "ratelimit.limit", body)).data.success);
+    for (let i = 0; i < 3; i++) answers.push((await s.api.ratelimit.limit(body)).data?.success);
     expect(answers).toEqual([true, true, false]);
     const keys = await redis.keys(`lk:{${s.workspaceId}}:ns:*`);
     expect(keys.length).toBeGreaterThan(0);
   });
 
-  it("is all-or-nothing in multiLimit and in verifyKey", async () => {
+  it("is all-or-nothing in ratelimit.multiLimit and in keys.verifyKey", async () => {
     const ns = `redis.multi.${++n}`;
-    const tight = { namespace: ns, identifier: "u", limit: 1, duration: HOUR };
-    const loose = { namespace: `${ns}.loose`, identifier: "u", limit: 100, duration: HOUR };
-    expect(
-      (await s.call("json", "ratelimit.multiLimit", { limits: [loose, tight] })).data.passed,
-    ).toBe(true);
-    const refused = await s.call("json", "ratelimit.multiLimit", { limits: [loose, tight] });
-    expect(refused.data.passed).toBe(false);
-    expect((await s.call("json", "ratelimit.limit", loose)).data.remaining).toBe(98);
+    const tight = { namespace: ns, identifier: "u", limit: 1n, duration: HOUR };
+    const loose = { namespace: `${ns}.loose`, identifier: "u", limit: 100n, duration: HOUR };
+    const passed = await s.api.ratelimit.multiLimit({ limits: [loose, tight] });
+    expect(passed.data?.passed).toBe(true);
+    const refused = await s.api.ratelimit.multiLimit({ limits: [loose, tight] });
+    expect(refused.data?.passed).toBe(false);
+    expect((await s.api.ratelimit.limit(loose)).data?.remaining).toBe(98n);
 
     const k = await s.seed.key({
       ratelimits: [
-        { name: "tight", limit: 1, duration: HOUR },
-        { name: "loose", limit: 100, duration: HOUR },
+        { name: "tight", limit: 1, duration: 3_600_000 },
+        { name: "loose", limit: 100, duration: 3_600_000 },
       ],
     });
-    expect((await s.call("json", "keys.verifyKey", { key: k.key }, null)).data.code).toBe("VALID");
-    const limited = await s.call("json", "keys.verifyKey", { key: k.key }, null);
-    expect(limited.data.code).toBe("RATE_LIMITED");
-    expect(limited.data.ratelimits.find((r: { name: string }) => r.name === "loose")).toMatchObject(
-      { remaining: 99, exceeded: false },
-    );
+    const verify = () => s.as(null).keys.verifyKey({ key: k.key });
+    expect((await verify()).data?.code).toBe(VerifyKeyCode.VALID);
+    const limited = await verify();
+    expect(limited.data?.code).toBe(VerifyKeyCode.RATE_LIMITED);
+    expect(limited.data?.ratelimits.find((r) => r.name === "loose")).toMatchObject({
+      remaining: 99n,
+      exceeded: false,
+    });
   });
 });
 
@@ -71,37 +76,40 @@ describe.skipIf(!redisUrl)("RATELIMIT_FAILURE_MODE in the server", () => {
         config: { redisUrl: `redis://127.0.0.1:${proxy.port}`, ratelimitFailureMode: mode },
       });
       try {
-        const ns = `fail.${mode}.${++n}`;
-        const body = { namespace: ns, identifier: "u", limit: 1, duration: HOUR };
+        const body = {
+          namespace: `fail.${mode}.${++n}`,
+          identifier: "u",
+          limit: 1n,
+          duration: HOUR,
+        };
         const k = await s.seed.key({
-          ratelimits: [{ name: "per_hour", limit: 1, duration: HOUR }],
+          ratelimits: [{ name: "per_hour", limit: 1, duration: 3_600_000 }],
         });
-        expect((await s.call("json", "ratelimit.limit", body)).data.success).toBe(true);
-        expect((await s.call("json", "keys.verifyKey", { key: k.key }, null)).data.code).toBe(
-          "VALID",
-        );
+        const verify = () => s.as(null).keys.verifyKey({ key: k.key });
+        expect((await s.api.ratelimit.limit(body)).data?.success).toBe(true);
+        expect((await verify()).data?.code).toBe(VerifyKeyCode.VALID);
         proxy.cut();
-        const limit = await s.call("json", "ratelimit.limit", body);
-        const verify = await s.call("json", "keys.verifyKey", { key: k.key }, null);
         if (mode === "open") {
-          expect(limit.data.success).toBe(true);
-          expect(verify.data.code).toBe("VALID");
+          expect((await s.api.ratelimit.limit(body)).data?.success).toBe(true);
+          expect((await verify()).data?.code).toBe(VerifyKeyCode.VALID);
         } else {
-          expect(limit.status).toBe(503);
-          expect(verify.status).toBe(503);
-          expect(verify.error?.code).toBe("err:svc:application:service_unavailable");
+          expect((await refusal(s.api.ratelimit.limit(body))).status).toBe(503);
+          const refused = await refusal(verify());
+          expect(refused.status).toBe(503);
+          expect(refused.errorCode).toBe("err:svc:application:service_unavailable");
         }
         const metrics = (await s.raw("/metrics")).body as string;
         expect(
           Number(/latchkey_ratelimit_backend_failures_total (\d+)/.exec(metrics)?.[1]),
         ).toBeGreaterThanOrEqual(2);
         proxy.restore();
+        // Redis counts again once reconnected: the second call of the window is refused.
         const deadline = Date.now() + 10_000;
         let success = true;
         while (success && Date.now() < deadline) {
           await new Promise((r) => setImmediate(r));
-          const res = await s.call("json", "ratelimit.limit", body);
-          success = res.status !== 200 || res.data.success;
+          const res = await s.api.ratelimit.limit(body).catch(() => undefined);
+          success = res?.data?.success ?? true;
         }
         expect(success).toBe(false);
       } finally {
