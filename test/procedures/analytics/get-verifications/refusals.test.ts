@@ -10,7 +10,9 @@ import { refusal } from "../../../harness/typed.js";
 // database enforces while it sends rows. A query that passes one of PostgreSQL's program
 // limits is the caller's error (400), not the server's.
 
-const s = useServer();
+// A generous timeout: building an 11 MB row on PGlite can pass the default 5 s on a busy
+// machine, and these tests are about the other bounds (the timeout has its own server below).
+const s = useServer({ config: { analyticsTimeoutMs: 60_000 } });
 
 /** `(values (1), (2), ... (n)) as v(n)`: n rows without reading any table. */
 function values(n: number): string {
