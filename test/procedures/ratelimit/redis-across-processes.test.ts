@@ -1,4 +1,4 @@
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VerifyKeyCode } from "../../../gen/latchkey/v2/keys_pb.js";
 import { currentEngine, redisUrl } from "../../harness/engine.js";
@@ -14,9 +14,9 @@ const HOUR = 3_600_000n;
 const CALLS = 3000;
 const LIMIT = 100;
 
-/** Typed clients of one process over Connect on HTTP/1.1, as `auth` (a root key or none). */
+/** Typed clients of one process over gRPC on its main port, as `auth` (a root key or none). */
 function clientsOf(node: NodeProcess, auth: string | null): Api {
-  return typedApi(createConnectTransport({ baseUrl: node.url, httpVersion: "1.1" }), auth);
+  return typedApi(createGrpcTransport({ baseUrl: node.url }), auth);
 }
 
 /**
