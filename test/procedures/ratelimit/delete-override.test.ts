@@ -21,6 +21,9 @@ describe("ratelimit.deleteOverride", () => {
       duration: HOUR,
     });
     const overrideId = set.data?.overrideId as string;
+    // Read first, so a cached copy of the namespace would have to be dropped by the delete.
+    const seen = await s.api.ratelimit.getOverride({ namespace: ns.name, identifier: "vip" });
+    expect(seen.data?.overrideId).toBe(overrideId);
     const deleted = await s.api.ratelimit.deleteOverride({ namespace: ns.id, identifier: "vip" });
     expect(deleted.data).toBeDefined();
     const gone = await refusal(

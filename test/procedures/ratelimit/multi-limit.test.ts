@@ -35,7 +35,14 @@ describe("ratelimit.multiLimit", () => {
       }),
       expect.objectContaining({ namespace: ns, identifier: "u", passed: false, remaining: 0n }),
     ]);
-    // The refused call took nothing from the month's counter.
+    // Refused whichever limit runs out, the last or the first.
+    const reordered = await s.api.ratelimit.multiLimit({ limits: [minute, month] });
+    expect(reordered.data?.passed).toBe(false);
+    expect(reordered.data?.limits.map((l) => [l.namespace, l.passed])).toEqual([
+      [ns, false],
+      [`${ns}.month`, true],
+    ]);
+    // The refused calls took nothing from the month's counter.
     expect((await s.api.ratelimit.limit(month)).data?.remaining).toBe(198n);
   });
 
