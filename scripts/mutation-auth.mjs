@@ -15,9 +15,9 @@
 // Each mutant runs on PGlite only, in a temporary copy of the repository (the working tree is
 // never edited), two copies at once, each with one long-lived Vitest instance (global setup
 // once). The tests run: test/security/*.test.ts and the procedure's own tests
-// (test/procedures/<namespace>/<procedure-kebab>.test.ts or the folder of that name, or the
-// test files under test/services/<namespace>/ that name it, for namespaces not moved yet),
-// filtered to the tests whose names mention it, stopping at the first failure.
+// (test/procedures/<namespace>/<procedure-kebab>.test.ts or the folder of that name, and the
+// namespace's other test files that call it), the security tests filtered to those whose
+// names mention it, stopping at the first failure.
 //
 // Usage: npm run mutation:auth -- [--workers 2] [--only <substring of a mutant name>] [--list]
 import { spawn } from "node:child_process";
@@ -201,16 +201,20 @@ function callMutants(known) {
   return out;
 }
 
-/** The test files for a mutant: the security tests and the tests of its procedures. */
-function testFiles(procedures, serviceTests) {
-  const named = serviceTests.filter((f) =>
+/**
+ * The test files for a mutant: the security tests and its procedures' tests: the procedure's
+ * own file or folder, and the namespace's other test files that call it (by name, or through
+ * the typed client: `.<namespace>.<procedure>(`).
+ */
+function testFiles(procedures, procedureTests) {
+  const named = procedureTests.filter((f) =>
     procedures.some((p) => {
-      const [namespace, procedure] = p.split(".");
-      const own = `test/procedures/${namespace}/${procedure.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      const [ns, procedure] = p.split(".");
+      const own = `test/procedures/${ns}/${procedure.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      if (f.file === `${own}.test.ts` || f.file.startsWith(`${own}/`)) return true;
       return (
-        f.file === `${own}.test.ts` ||
-        f.file.startsWith(`${own}/`) ||
-        (f.file.startsWith(`test/services/${namespace}/`) && f.text.includes(`"${p}"`))
+        f.file.startsWith(`test/procedures/${ns}/`) &&
+        (f.text.includes(`"${p}"`) || f.text.includes(`.${ns}.${procedure}(`))
       );
     }),
   );
@@ -227,11 +231,16 @@ function copyRepo() {
   return dir;
 }
 
-/** Runs `files` (tests named by `pattern`); caught when a test failed or an error escaped. */
+/** Runs `files` (security tests named by `pattern`); caught when a test failed or an error escaped. */
 async function runStage(vitest, dir, files, pattern) {
   const project = vitest.getProjectByName("pglite");
+  // The security suites cover every procedure: only their tests naming the mutated ones run.
+  // A procedure's own files are about it: they run whole.
   const specs = files.map((f) =>
-    project.createSpecification(join(dir, f), { testNamePattern: pattern }),
+    project.createSpecification(
+      join(dir, f),
+      f.startsWith("test/security/") ? { testNamePattern: pattern } : {},
+    ),
   );
   const result = await vitest.runTestSpecifications(specs);
   const failed = result.testModules.filter((m) => m.state() === "failed").length;
@@ -331,10 +340,7 @@ async function main(args) {
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
   const all = rpcs();
   const known = all.map((r) => r.name);
-  const serviceTests = [
-    ...filesUnder("test/procedures", ".test.ts"),
-    ...filesUnder("test/services", ".test.ts"),
-  ].map((file) => ({
+  const procedureTests = filesUnder("test/procedures", ".test.ts").map((file) => ({
     file,
     text: readFileSync(join(ROOT, file), "utf8"),
   }));
@@ -348,7 +354,7 @@ async function main(args) {
   const table = optionMutants(all).filter((m) => enforced.has(m.procedures[0]));
   const mutants = [...table, ...calls]
     .filter((m) => m.name.includes(only))
-    .map((m) => ({ ...m, files: testFiles(m.procedures, serviceTests) }));
+    .map((m) => ({ ...m, files: testFiles(m.procedures, procedureTests) }));
   if (args.includes("--list")) {
     for (const m of mutants)
       console.log(`${m.name}\n    ${m.procedures.join(" ")}\n    ${m.files.join(" ")}`);

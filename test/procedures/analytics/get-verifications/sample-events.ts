@@ -1,11 +1,18 @@
 import { expect } from "vitest";
-import type { TestServer } from "../../harness/server.js";
+import type { TestServer } from "../../../harness/server.js";
 
 /** The ids of the sample the query-language tests read. */
 export interface Sample {
   apiA: string;
   apiB: string;
   foreignApi: string;
+}
+
+/** What a test verification adds to the key: tags, a permissions query, the key's API. */
+interface VerifyOptions {
+  tags?: string[];
+  permissions?: string;
+  apiId?: string;
 }
 
 /**
@@ -23,26 +30,21 @@ export async function seedSample(s: TestServer): Promise<Sample> {
   const bob = await s.seed.key({ apiId: apiA, externalId: "bob" });
   const anonymous = await s.seed.key();
   // Header-less, scoped by the key's API: the instance holds two workspaces.
-  const verify = async (k: { key: string; apiId: string }, body: Record<string, unknown> = {}) => {
-    const res = await s.call(
-      "json",
-      "keys.verifyKey",
-      { key: k.key, apiId: k.apiId, ...body },
-      null,
-    );
-    expect(res.status).toBe(200);
+  const verify = async (k: { key: string; apiId: string }, body: VerifyOptions = {}) => {
+    const res = await s.as(null).keys.verifyKey({ key: k.key, apiId: k.apiId, ...body });
+    expect(res.data?.keyId).toBeDefined();
   };
   for (let i = 0; i < 3; i++) await verify(alice, { tags: ["region=eu", "path=/a"] });
   await verify(alice, { permissions: "docs.write" });
   await verify(bob);
   for (let i = 0; i < 2; i++) await verify(anonymous, { tags: ["path=/b"] });
-  const limited = await s.call("json", "ratelimit.limit", {
+  const limited = await s.api.ratelimit.limit({
     namespace: "sample.ns",
     identifier: "u",
-    limit: 1,
-    duration: 60_000,
+    limit: 1n,
+    duration: 60_000n,
   });
-  expect(limited.status).toBe(200);
+  expect(limited.data?.success).toBe(true);
   const ws = await s.seed.workspace();
   const foreignRoot = await s.seed.rootKey(["*.*.*"], ws);
   const foreignApi = await s.seed.api(ws);

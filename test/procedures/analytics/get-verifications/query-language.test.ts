@@ -1,10 +1,12 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
-import { useServer } from "../../harness/server.js";
+import { useServer } from "../../../harness/server.js";
 import { type Sample, seedSample } from "./sample-events.js";
 
-// Every construct the analytics documentation lists as allowed, one query each, run on the
-// engine of this run against a known sample (sample-events.ts): the query is accepted and
-// its result is what PostgreSQL computes. Functions are in query-functions.test.ts.
+// analytics.getVerifications accepts every construct the analytics documentation lists as
+// allowed, one query each, run on the engine of this run against a known sample
+// (sample-events.ts): the query is accepted and its result is what PostgreSQL computes.
+// Functions are in query-functions.test.ts.
 
 const s = useServer();
 let sample: Sample;
@@ -16,11 +18,10 @@ beforeAll(async () => {
 const D = "key_verifications_per_day_v1";
 const RAW = "key_verifications_v1";
 
-async function rows(sql: string, auth?: string): Promise<unknown[]> {
-  const res = await s.call("json", "analytics.getVerifications", { query: sql }, auth);
-  expect(res.error).toBeUndefined();
-  expect(res.status).toBe(200);
-  return res.data;
+/** The rows analytics.getVerifications answers, as the all-powerful root key unless given. */
+async function rows(query: string, rootKey?: string): Promise<JsonObject[]> {
+  const api = rootKey === undefined ? s.api : s.as(rootKey);
+  return (await api.analytics.getVerifications({ query })).data;
 }
 
 /** `[construct, query, rows]`; `%A%` and `%B%` stand for the ids of API A and API B. */
