@@ -67,6 +67,8 @@ export async function startLatchkey(options: LatchkeyOptions = {}): Promise<Latc
         },
         ready: LISTENING,
         cpu: options.cpu,
+        // PGlite's first start runs initdb: on a busy machine that alone can take a minute.
+        timeoutMs: 180_000,
       },
     );
     const port = Number(started.match[1]);
