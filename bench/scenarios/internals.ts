@@ -246,7 +246,10 @@ async function comparisons(s: InternalsSettings): Promise<Record<Part, () => Pro
           for (const e of ring) remove(e);
         };
       const libFn = churn(
-        (x) => (set.add(x), x),
+        (x) => {
+          set.add(x);
+          return x;
+        },
         (x) => set.delete(x),
       );
       const oursFn = churn(

@@ -58,7 +58,7 @@ export default defineScenario<AbSettings, AbResult>({
       profileDir: process.env.BENCH_PROFILE_DIR ?? null,
     };
   },
-  async run({ settings: s, check }) {
+  async run({ settings: s, check, quiet }) {
     const runs: AbResult["runs"] = { A: {}, B: {} };
     for (let pair = 1; pair <= s.pairs; pair++) {
       for (const build of ["A", "B"] as const) {
@@ -67,7 +67,7 @@ export default defineScenario<AbSettings, AbResult>({
             ? ["--cpu-prof", `--cpu-prof-dir=${join(s.profileDir, `${build}-${pair}`)}`]
             : [];
           const r = await latchkeyAtRate(
-            { check },
+            { check, quiet },
             {
               label: `pair ${pair} ${build} ${door}`,
               checkout: s.checkouts[build],
@@ -78,7 +78,9 @@ export default defineScenario<AbSettings, AbResult>({
               maxSockets: 64,
             },
           );
-          (runs[build][door] ??= []).push({
+          const list = runs[build][door] ?? [];
+          runs[build][door] = list;
+          list.push({
             cpuUsPerRequest: r.server.cpuUsPerRequest,
             p50Ms: r.p50Ms,
             p99Ms: r.p99Ms,

@@ -13,6 +13,7 @@ import {
   type Preemption,
   preemptionProbe,
 } from "../../lib/load/open-loop.ts";
+import { type Disturbance, measureQuietly } from "../../lib/quiet.ts";
 import { type Engine, type LatchkeyOptions, withBare, withLatchkey } from "../../lib/server.ts";
 import { ratio } from "../../lib/stats.ts";
 import { BARE_KEY, hotKey, type VerifyContext } from "./common.ts";
@@ -22,13 +23,14 @@ const SERVER_CPU = 0;
 const GENERATOR_CPU = 1;
 const WARMUP_SECONDS = 5;
 
-export type LatchkeyAtRate = FixedRateResult & { engine: Engine; env: Record<string, string> };
+export type AtRate = FixedRateResult & { machine: Disturbance };
+export type LatchkeyAtRate = AtRate & { engine: Engine; env: Record<string, string> };
 
 export interface FixedRatePartResult {
   rate: number;
   seconds: number;
   pinning: string;
-  bareHttp: FixedRateResult;
+  bareHttp: AtRate;
   pglite: LatchkeyAtRate;
   postgresql: LatchkeyAtRate;
   /** Bare CPU per request over Latchkey's (server process only). */
@@ -53,7 +55,7 @@ function describe(label: string, r: FixedRateResult): void {
  * `grpc` the gRPC port (one HTTP/2 connection). Every answer must be VALID.
  */
 export async function latchkeyAtRate(
-  context: Pick<VerifyContext, "check">,
+  context: Pick<VerifyContext, "check" | "quiet">,
   options: LatchkeyOptions & {
     label: string;
     rate: number;
@@ -89,10 +91,13 @@ export async function latchkeyAtRate(
               expectCode: "VALID",
               maxSockets: options.maxSockets ?? 256,
             };
-      const r = await fixedRateOn(lk.pid, config, {
-        cpu: GENERATOR_CPU,
-        databases: database ? [database] : [],
-      });
+      const databases = database ? [database] : [];
+      // Not repeated when disturbed (each load starts a server); the disturbance is recorded.
+      const r = await measureQuietly(
+        context.quiet,
+        () => fixedRateOn(lk.pid, config, { cpu: GENERATOR_CPU, databases }),
+        0,
+      );
       answersBetween(options.label, before, await metricsOf(lk.base), context.check);
       context.check(
         r.lost === 0 && r.non2xx === 0 && r.errors === 0 && r.unexpectedCodes === 0,
@@ -116,19 +121,24 @@ export async function fixedRatePart(context: VerifyContext): Promise<FixedRatePa
     "http",
     "verify",
     async (bare) => {
-      const r = await fixedRateOn(
-        bare.pid,
-        {
-          mode: "open",
-          url: bare.url,
-          rate,
-          seconds,
-          warmupSeconds: WARMUP_SECONDS,
-          body: JSON.stringify({ key: BARE_KEY }),
-          expectCode: "VALID",
-          maxSockets: 256,
-        },
-        { cpu: GENERATOR_CPU },
+      const r = await measureQuietly(
+        context.quiet,
+        () =>
+          fixedRateOn(
+            bare.pid,
+            {
+              mode: "open",
+              url: bare.url,
+              rate,
+              seconds,
+              warmupSeconds: WARMUP_SECONDS,
+              body: JSON.stringify({ key: BARE_KEY }),
+              expectCode: "VALID",
+              maxSockets: 256,
+            },
+            { cpu: GENERATOR_CPU },
+          ),
+        0,
       );
       describe("bare node:http", r);
       return r;
