@@ -78,8 +78,8 @@ function commandOf(pid: number): string {
 }
 
 /**
- * CPU ms of the PostgreSQL backends connected to any of `databases` (their process title is
- * `postgres: <user> <database> ...`). A backend that ended meanwhile takes its time with it,
+ * CPU ms of the PostgreSQL backends connected to any of `databases` (found by their process
+ * title). A backend that ended meanwhile takes its time with it,
  * so a load keeps its connections open while it is measured.
  */
 export function postgresBackendsCpuMs(databases: Iterable<string>): number {
@@ -89,8 +89,9 @@ export function postgresBackendsCpuMs(databases: Iterable<string>): number {
   for (const pid of pids()) {
     const cmd = commandOf(pid);
     if (!cmd.startsWith("postgres:")) continue;
+    // `postgres: [cluster: ]<user> <database> <client> <state>`
     const words = cmd.split(/[\s\0]+/);
-    if (names.some((db) => words[2] === db)) ticks += readStat(pid)?.ticks ?? 0;
+    if (names.some((db) => words.includes(db))) ticks += readStat(pid)?.ticks ?? 0;
   }
   return (ticks * 1000) / TICKS_PER_SECOND;
 }
