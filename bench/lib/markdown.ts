@@ -8,9 +8,13 @@ export function num(x: number | null | undefined, digits = 2): string {
   return x.toLocaleString("en-US", { maximumFractionDigits: digits });
 }
 
-/** "1.23 ms" */
-export const ms = (x: number | null | undefined, digits = 2) =>
-  x === null || x === undefined ? "–" : `${num(x, digits)} ms`;
+/** "1.23 ms": at most `digits` decimals, fewer as the value grows (3 significant or so). */
+export function ms(x: number | null | undefined, digits = 2): string {
+  if (x === null || x === undefined) return "–";
+  const a = Math.abs(x);
+  const significant = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+  return `${num(x, Math.min(digits, significant))} ms`;
+}
 
 /** A table; columns whose header ends with ":" are right-aligned (the colon is dropped). */
 export function table(headers: string[], rows: Cell[][]): string {
