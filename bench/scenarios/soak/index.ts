@@ -92,13 +92,17 @@ async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
     }
     if (performance.now() >= nextSample) {
       nextSample += s.sampleSeconds * 1000;
+      // The window closes now: calls answered while the nodes' metrics are read count in the next.
       const latency = summarize(window, 2);
+      const counted = statuses;
+      window = [];
+      statuses = {};
       const sample: Sample = {
         seconds: Math.round((performance.now() - start) / 1000),
         calls: latency.count,
         p50Ms: latency.p50Ms,
         p99Ms: latency.p99Ms,
-        statuses,
+        statuses: counted,
         nodes: await Promise.all(
           bases.map(async (b) => {
             const m = await metricsOf(b);
@@ -111,8 +115,6 @@ async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
       };
       samples.push(sample);
       console.log(JSON.stringify(sample));
-      window = [];
-      statuses = {};
     }
     await new Promise((r) => setImmediate(r));
   }
