@@ -48,7 +48,8 @@ export default defineScenario<AbSettings, AbResult>({
   settings: ({ quick, args }) => {
     if (args.length !== 0 && args.length !== 2)
       throw new Error("verify-ab takes two checkouts, or none");
-    const [a = projectRoot, b = projectRoot] = args.map((d) => resolve(d));
+    // As given (relative to the project's root, where npm runs scripts); "." is this one.
+    const [a = ".", b = "."] = args;
     return {
       checkouts: { A: a, B: b },
       pairs: setting("BENCH_PAIRS", 3, 1, quick),
@@ -70,7 +71,7 @@ export default defineScenario<AbSettings, AbResult>({
             { check, quiet },
             {
               label: `pair ${pair} ${build} ${door}`,
-              checkout: s.checkouts[build],
+              checkout: resolve(projectRoot, s.checkouts[build]),
               nodeArgs: profile,
               door,
               rate: s.rate,
@@ -110,7 +111,11 @@ export default defineScenario<AbSettings, AbResult>({
   },
   render: (r, s) =>
     [
-      `A: \`${s.checkouts.A === s.checkouts.B ? "this checkout (A/A: the noise between runs)" : s.checkouts.A}\`${s.checkouts.A === s.checkouts.B ? "" : `, B: \`${s.checkouts.B}\``}; ${s.pairs} pairs, ${num(s.rate, 0)} req/s for ${s.seconds} s each.`,
+      `${
+        resolve(s.checkouts.A) === resolve(s.checkouts.B)
+          ? "A and B are both this checkout (A/A: the noise between two runs)"
+          : `A is \`${s.checkouts.A}\`, B is \`${s.checkouts.B}\``
+      }; pairs: ${s.pairs}, ${num(s.rate, 0)} req/s for ${s.seconds} s each.`,
       table(
         ["build and door", "CPU per request, median:", "p50:", "p99:", "A over B, pair by pair:"],
         Object.entries(r.medians).map(([k, m]) => [
