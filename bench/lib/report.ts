@@ -63,7 +63,7 @@ function settingsText(settings: unknown): string {
 export function runLine(file: ResultFile, fileName: string): string {
   const m = file.machine;
   const quick = file.quick
-    ? "**quick run** (short durations: a smoke test, not a measurement), "
+    ? "**quick run** (`--quick`: the short durations in its settings; a smoke test), "
     : "";
   return (
     `_Run of ${when(file.date)}, ${quick}${file.durationSeconds} s; ${m.cpus} cores` +
