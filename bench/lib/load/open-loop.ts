@@ -40,6 +40,8 @@ export interface OpenResult extends Omit<LatencySummary, "count"> {
   warmupSeconds: number;
   sent: number;
   answered: number;
+  /** Answered or failed, warm-up included: what the server handled while it was measured. */
+  handledWithWarmup: number;
   lost: number;
   achievedRate: number;
   /** How late the generator sent requests against their schedule (its own health). */
@@ -100,6 +102,7 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
         warmupSeconds,
         sent: measured,
         answered: recorded,
+        handledWithWarmup: answered,
         lost: measured - recorded,
         achievedRate: Math.round(recorded / ((measureEnd - measureStart) / 1000)),
         ...percentiles,
@@ -181,7 +184,7 @@ export async function spawnLoad(config: OpenConfig | ClosedConfig, cpu?: number)
 }
 
 export interface ServerCost {
-  /** CPU of every thread of the server process per request (warm-up included). */
+  /** CPU of every thread of the server process per request handled (warm-up included). */
   cpuUsPerRequest: number;
   /** How often the kernel took a core away from one of its threads. */
   involuntarySwitches: number;
@@ -208,7 +211,9 @@ export async function fixedRateOn(
   const r = await spawnLoad(config, options.cpu);
   const after = processUsage(pid);
   const pgAfter = postgresBackendsCpuMs(databases);
-  const requests = r.sent + Math.round(config.rate * (config.warmupSeconds ?? 3));
+  // Per request handled: when the server falls behind, the requests it never answered are
+  // not in its CPU time either.
+  const requests = Math.max(1, r.handledWithWarmup);
   const perRequest = (ms: number) => Math.round((1000 * ms) / requests);
   return {
     ...r,
