@@ -296,7 +296,7 @@ async function comparisons(s: InternalsSettings): Promise<Record<Part, () => Pro
         }
       };
       try {
-        return await run("nodelay (ns per COPY)", copies(plain), copies(fast), s.copies);
+        return await run("nodelay (per COPY)", copies(plain), copies(fast), s.copies);
       } finally {
         await plain.unsafe(`drop table ${name}`);
         await plain.end();
@@ -327,8 +327,15 @@ export default defineScenario<InternalsSettings, InternalsResult>({
     console.log(`node ${process.version}; sink ${sink > 0}`);
     return { comparisons: out };
   },
-  render: (r) =>
-    table(
+  render: (r) => {
+    // Nanoseconds up to a microsecond, then microseconds, then milliseconds (a COPY).
+    const time = (ns: number) =>
+      ns < 1000
+        ? `${num(ns, 1)} ns`
+        : ns < 1e6
+          ? `${num(ns / 1000, 2)} us`
+          : `${num(ns / 1e6, 2)} ms`;
+    return table(
       [
         "operation",
         "library:",
@@ -338,12 +345,13 @@ export default defineScenario<InternalsSettings, InternalsResult>({
       ],
       r.comparisons.map((c) => [
         c.name,
-        `${num(c.libNs, 1)} ns`,
-        `${num(c.oursNs, 1)} ns`,
-        `${num(c.savedNs, 1)} ns`,
+        time(c.libNs),
+        time(c.oursNs),
+        time(c.savedNs),
         c.oldGenBytesPer100kOps
           ? `${num(c.oldGenBytesPer100kOps.lib, 0)} / ${num(c.oldGenBytesPer100kOps.ours, 0)}`
           : "",
       ]),
-    ),
+    );
+  },
 });

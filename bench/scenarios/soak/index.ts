@@ -22,6 +22,10 @@ export interface SoakSettings {
 export interface SoakResult {
   samples: Sample[];
   summary: {
+    /** Calls sent on the schedule, and answered (any status) by the end. */
+    sent: number;
+    answered: number;
+    /** Calls answered within the sampled windows. */
     calls: number;
     rssMbFirst: number[];
     rssMbLast: number[];
@@ -49,7 +53,10 @@ function nextCall(state: State, i: number): [string, unknown] {
   ];
 }
 
-async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
+async function soak(
+  nodes: Latchkey[],
+  s: SoakSettings,
+): Promise<{ samples: Sample[]; sent: number; answered: number }> {
   const bases = nodes.map((n) => n.base);
   const first = bases[0] ?? "";
   const state: State = {
@@ -68,6 +75,7 @@ async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
   let window: number[] = [];
   let statuses: Record<string, number> = {};
   let sent = 0;
+  let answered = 0;
   const start = performance.now();
   let nextSample = start + s.sampleSeconds * 1000;
   const inflight = new Set<Promise<void>>();
@@ -84,6 +92,7 @@ async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
         .then((r) => r.status)
         .catch(() => 0)
         .then((status) => {
+          answered++;
           window.push(performance.now() - t);
           statuses[status] = (statuses[status] ?? 0) + 1;
           inflight.delete(p);
@@ -119,7 +128,7 @@ async function soak(nodes: Latchkey[], s: SoakSettings): Promise<Sample[]> {
     await new Promise((r) => setImmediate(r));
   }
   await Promise.all(inflight);
-  return samples;
+  return { samples, sent, answered };
 }
 
 export default defineScenario<SoakSettings, SoakResult>({
@@ -143,11 +152,13 @@ export default defineScenario<SoakSettings, SoakResult>({
         for (let i = 0; i < s.nodes; i++) {
           nodes.push(await startLatchkey({ databaseUrl: db.url, env: { REDIS_URL: s.redisUrl } }));
         }
-        const samples = await soak(nodes, s);
+        const { samples, sent, answered } = await soak(nodes, s);
         const rss = samples.flatMap((x) => x.nodes.map((n) => n.rssMb));
         return {
           samples,
           summary: {
+            sent,
+            answered,
             calls: samples.reduce((n, x) => n + x.calls, 0),
             rssMbFirst: samples[0]?.nodes.map((n) => n.rssMb) ?? [],
             rssMbLast: samples.at(-1)?.nodes.map((n) => n.rssMb) ?? [],
@@ -166,10 +177,10 @@ export default defineScenario<SoakSettings, SoakResult>({
     }),
   render(r, s) {
     const x = r.summary;
-    const p50s = r.samples.map((y) => y.p50Ms ?? 0);
+    const p50s = r.samples.flatMap((y) => (y.p50Ms === null ? [] : [y.p50Ms]));
     return [
       `![Soak: resident memory per node and call latency](images/soak.png)`,
-      `${num(x.calls, 0)} calls over ${num(s.seconds, 0)} s at ${s.rate} calls/s on ${s.nodes} nodes, ${num(x.non2xx, 0)} not answered 200. RSS per node ${x.rssMbFirst.map((v) => num(v, 0)).join(" / ")} MB at the first sample, ${x.rssMbLast.map((v) => num(v, 0)).join(" / ")} MB at the last (at most ${num(x.rssMbMax, 0)}); p50 per ${s.sampleSeconds} s window ${ms(Math.min(...p50s), 1)}-${ms(Math.max(...p50s), 1)}, worst p99 ${ms(x.p99MsWorst, 0)}.`,
+      `${num(x.sent, 0)} calls sent over ${num(s.seconds, 0)} s at ${s.rate} calls/s on ${s.nodes} nodes, ${num(x.answered, 0)} answered by the end, ${num(x.non2xx, 0)} of the sampled ${num(x.calls, 0)} not 200. RSS per node ${x.rssMbFirst.map((v) => num(v, 0)).join(" / ")} MB at the first sample, ${x.rssMbLast.map((v) => num(v, 0)).join(" / ")} MB at the last (at most ${num(x.rssMbMax, 0)}); p50 per ${s.sampleSeconds} s window ${ms(Math.min(...p50s), 1)}-${ms(Math.max(...p50s), 1)}, worst p99 ${ms(x.p99MsWorst, 0)}.`,
     ].join("\n\n");
   },
   images: (r, s) => [{ file: "soak.png", png: soakChart(r.samples, s.rate, s.sampleSeconds) }],
