@@ -44,7 +44,7 @@ export interface SocketTarget {
  * answer yet, delays its acknowledgement (40 ms at least on Linux; ~90 ms a COPY here).
  * Measured: 5,000 events in 100-row COPYs took 4.6 s to write, so at a steady 5,000
  * verifications a second the event writer fell further behind every second; with
- * TCP_NODELAY 40-70 ms (bench/event-writer.mjs).
+ * TCP_NODELAY 40-70 ms (bench/scenarios/event-writer.ts).
  *
  * The socket is returned before it connects, and connects in a microtask: postgres.js attaches
  * its listeners when its `await` of this function resumes, which is queued after that

@@ -9,7 +9,7 @@ import { useServer } from "../harness/server.js";
 const CHROMIUM = "/usr/bin/chromium";
 // The README's screenshot is refreshed with UPDATE_SCREENSHOT=1; otherwise it goes to tmp.
 const SCREENSHOT = process.env.UPDATE_SCREENSHOT
-  ? new URL("../../bench/results/docs.png", import.meta.url).pathname
+  ? new URL("../../docs/images/docs.png", import.meta.url).pathname
   : join(tmpdir(), "latchkey-docs.png");
 const s = useServer();
 

@@ -94,7 +94,7 @@ describe.skipIf(currentEngine() !== "postgres")("the PostgreSQL connections", ()
     }
     const started = performance.now();
     expect(await buffer.flush()).toBe(true);
-    // Printed, not asserted (bench/event-writer.mjs measures it): with Nagle's algorithm on,
+    // Printed, not asserted (bench/scenarios/event-writer.ts measures it): with Nagle's algorithm on,
     // this took ~4.6 s (50 COPYs of ~90 ms).
     console.log(
       `5,000 events in 100-row COPYs on PostgreSQL: ${Math.round(performance.now() - started)} ms`,

@@ -1,0 +1,31 @@
+// The scenarios, in the order `npm run bench` runs them.
+import type { Scenario } from "../lib/scenario.ts";
+import analytics from "./analytics.ts";
+import connections from "./connections.ts";
+import decodeValidate from "./decode-validate.ts";
+import eventWriter from "./event-writer.ts";
+import getApi from "./get-api.ts";
+import internals from "./internals.ts";
+import keys from "./keys.ts";
+import noisyNeighbour from "./noisy-neighbour/index.ts";
+import pgliteHostile from "./pglite-hostile.ts";
+import ratelimit from "./ratelimit.ts";
+import soak from "./soak/index.ts";
+import verify from "./verify/index.ts";
+import verifyAb from "./verify-ab.ts";
+
+export const scenarios: readonly Scenario<object, unknown>[] = [
+  getApi,
+  keys,
+  verify,
+  verifyAb,
+  eventWriter,
+  ratelimit,
+  analytics,
+  connections,
+  noisyNeighbour,
+  pgliteHostile,
+  decodeValidate,
+  internals,
+  soak,
+];
