@@ -89,12 +89,17 @@ export function text(env: string, fallback: string, help: string): Setting<strin
 export function optional(
   env: string,
   help: string,
-  opts: { secret?: boolean; check?: (value: string, label: string) => string } = {},
+  opts: {
+    secret?: boolean;
+    check?: (value: string, label: string) => string;
+    /** The default as shown, when unset means something the caller derives. */
+    shownDefault?: string;
+  } = {},
 ): Setting<string | undefined> {
   return {
     env,
     help,
-    shownDefault: "(unset)",
+    shownDefault: opts.shownDefault ?? "(unset)",
     secret: opts.secret,
     parse(raw, label) {
       const value = given(raw);

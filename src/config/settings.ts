@@ -84,7 +84,8 @@ export const SETTINGS = {
   }),
   bootstrapRootKeyFile: optional(
     "BOOTSTRAP_ROOT_KEY_FILE",
-    "where the first start writes its root key when stdout is no terminal (default DATA_DIR/first-root-key)",
+    "where the first start writes its root key (mode 0600) when stdout is not a terminal",
+    { shownDefault: "DATA_DIR/first-root-key" },
   ),
   docsUrl: optional("DOCS_URL", "absolute base of error type URLs", { check: docsUrlCheck }),
   keyHashPepper: optional("KEY_HASH_PEPPER", "server-side secret new key hashes are HMACs under", {
