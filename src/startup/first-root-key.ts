@@ -20,22 +20,24 @@ export function rootKeyDestination(stdoutIsTerminal: boolean, file: string): Roo
  * under another name and renamed, so no reader ever sees a partial or group-readable file.
  */
 async function writeSecretFile(path: string, secret: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const partial = `${path}.${process.pid}.partial`;
   try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     await writeFile(partial, `${secret}\n`, { mode: 0o600, flag: "wx" });
     await rename(partial, path);
   } catch (err) {
-    await rm(partial, { force: true });
+    await rm(partial, { force: true }).catch(() => {});
     throw new StartupError(
       `cannot write the first root key to ${path} (BOOTSTRAP_ROOT_KEY_FILE): ${(err as Error).message}`,
     );
   }
 }
 
-/** How a new secret is handed over: `beforeCommit` inside the bootstrap's transaction, so a
+/**
+ * How a new secret is handed over: `beforeCommit` inside the bootstrap's transaction, so a
  * file that cannot be written stores nothing (no root key that nobody can know); the terminal
- * is written `afterCommit`, so a printed key is always a stored one. */
+ * is written `afterCommit`, so a printed key is always a stored one.
+ */
 export interface RootKeyKeeper {
   beforeCommit?: (secret: string) => Promise<void>;
   afterCommit?: (secret: string) => void;

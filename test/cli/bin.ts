@@ -21,7 +21,7 @@ export function latchkey(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     env: environment(env),
     encoding: "utf8",
-    timeout: 90_000,
+    timeout: 240_000,
   });
   return {
     code: r.status,
@@ -65,14 +65,14 @@ export function startLatchkey(args: string[], env: Record<string, string>): Serv
     const m = /"port":(\d+)[^\n]*"msg":"latchkey listening"/.exec(out);
     return m ? Number(m[1]) : undefined;
   };
-  const exited = (deadlineMs = 60_000) =>
+  const exited = (deadlineMs = 180_000) =>
     Promise.race([exit, new Promise<string>((r) => setTimeout(() => r("running"), deadlineMs))]);
   return {
     child,
     stdout: () => out,
     stderr: () => err,
     port,
-    async listening(deadlineMs = 60_000) {
+    async listening(deadlineMs = 180_000) {
       const until = performance.now() + deadlineMs;
       while (performance.now() < until) {
         if (port() !== undefined) return true;

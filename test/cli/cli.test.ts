@@ -26,7 +26,7 @@ function latchkey(...args: string[]) {
 }
 
 // The CLI talks to the database directly; it needs no running server.
-describe(`the latchkey CLI on ${engine}`, () => {
+describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "latchkey-cli-"));
     if (engine === "postgres") database = await createTestDatabase("postgres");

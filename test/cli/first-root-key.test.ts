@@ -50,7 +50,7 @@ async function served(env: Record<string, string>, check: (s: Serving) => Promis
 
 // The first start creates the same key on both engines; the files and terminals are the
 // same too: these run on the PGlite project.
-describe.skipIf(currentEngine() !== "pglite")("the first root key", () => {
+describe.skipIf(currentEngine() !== "pglite")("the first root key", { timeout: 300_000 }, () => {
   it("without a terminal: written to DATA_DIR/first-root-key (0600), its path logged, its secret nowhere in the output", async () => {
     const data = dataDir();
     const file = join(data, "first-root-key");
@@ -123,7 +123,7 @@ describe.skipIf(currentEngine() !== "pglite")("the first root key", () => {
       });
       const exited = new Promise((r) => child.once("exit", r));
       try {
-        const until = performance.now() + 60_000;
+        const until = performance.now() + 180_000;
         while (
           !/latchkey listening/.test(out) &&
           performance.now() < until &&

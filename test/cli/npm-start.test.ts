@@ -51,7 +51,7 @@ async function until(condition: () => boolean, child: ChildProcess): Promise<boo
 }
 
 // npm and the build are the same on both engines: these run on the PGlite project.
-describe.skipIf(currentEngine() !== "pglite")("npm start", () => {
+describe.skipIf(currentEngine() !== "pglite")("npm start", { timeout: 300_000 }, () => {
   beforeAll(() => {
     // What `npm test` does first (pretest): dist/ is up to date from here on.
     const built = spawnSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: ROOT });
