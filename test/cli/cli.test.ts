@@ -146,12 +146,12 @@ describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
           },
           stdio: ["ignore", "pipe", "pipe"],
         });
-      // Resolves once the process says it listens (or exits, or 30 s pass).
+      // Resolves once the process says it listens (or exits, or 3 minutes pass: a first start on a loaded machine is slow).
       const run = async () => {
         const child = start();
         let out = "";
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 30_000);
+          const timer = setTimeout(resolve, 180_000);
           child.once("exit", () => resolve());
           child.stdout.on("data", (c: Buffer) => {
             out += c;
