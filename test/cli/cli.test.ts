@@ -146,7 +146,8 @@ describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
           },
           stdio: ["ignore", "pipe", "pipe"],
         });
-      // Resolves once the process says it listens (or exits, or 3 minutes pass: a first start on a loaded machine is slow).
+      // Resolves once the process says it listens (or exits, or 3 minutes pass: a first
+      // start on a loaded machine is slow).
       const run = async () => {
         const child = start();
         let out = "";
