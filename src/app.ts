@@ -17,7 +17,6 @@ import {
   registerEventMetrics,
 } from "./metrics.js";
 import { MemoryLimiter } from "./ratelimit/memory.js";
-import { RedisLimiter } from "./ratelimit/redis.js";
 import { ResilientLimiter } from "./ratelimit/resilient.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { connectionCounters, connectionLimits } from "./server/connection-limits.js";
@@ -33,10 +32,12 @@ import { createRouter } from "./server/router.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
 import { WorkspaceSlots } from "./services/workspace-slots.js";
+import { openDatabaseWhenUp } from "./startup/database.js";
+import { rootKeyDestination, rootKeyKeeper } from "./startup/first-root-key.js";
+import { connectRedisLimiter } from "./startup/redis.js";
 import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
 import { migrate } from "./storage/migrate.js";
-import { openDatabase } from "./storage/open.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
 
 /** What tests and embedders may supply instead of the defaults. */
@@ -46,7 +47,10 @@ export interface AppOptions {
   db?: Db;
   clock?: Clock;
   log?: Logger;
-  /** Receives the secret of a root key created on first start; by default it is printed. */
+  /**
+   * Receives the secret of a root key created on first start; by default it is printed when
+   * stdout is a terminal, else written to BOOTSTRAP_ROOT_KEY_FILE (startup/first-root-key.ts).
+   */
   onRootKeyCreated?: (secret: string) => void;
 }
 
@@ -64,19 +68,13 @@ export interface App {
   stop(): Promise<void>;
 }
 
-function printRootKey(secret: string): void {
-  process.stdout.write(
-    `\nLatchkey created a root key with *.*.* in the default workspace. It is shown only this once:\n\n  ${secret}\n\nKeep it secret; send it as 'Authorization: Bearer <key>'.\n\n`,
-  );
-}
-
 /** Opens storage, migrates, bootstraps and serves every door on `config.port`. */
 export async function startApp(opts: AppOptions): Promise<App> {
   const { config } = opts;
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const ownsDb = opts.db === undefined;
-  const db = opts.db ?? (await openDatabase(config));
+  const db = opts.db ?? (await openDatabaseWhenUp(config, log));
   // Analytics queries get connections of their own: a tenant's long queries cannot take the
   // connections that key procedures need. PGlite has one connection, shared.
   const analyticsPool = {
@@ -95,13 +93,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       clock,
       bus,
     );
-    const redis = config.redisUrl ? new RedisLimiter(config.redisUrl) : undefined;
-    if (redis && !(await redis.ready(5_000))) {
-      log.warn(
-        { mode: config.ratelimitFailureMode },
-        "Redis is not reachable yet; rate limits follow RATELIMIT_FAILURE_MODE until it is",
-      );
-    }
+    const redis = config.redisUrl
+      ? await connectRedisLimiter(config.redisUrl, config, log)
+      : undefined;
     const events = new EventBuffer(
       db,
       {
@@ -145,9 +139,20 @@ export async function startApp(opts: AppOptions): Promise<App> {
         migrateKeys: new WorkspaceSlots(config.migrateKeysMaxConcurrentPerWorkspace),
       },
     };
-    const boot = await bootstrap({ ...deps, keyHashing: config.keyHashing }, config.rootKey, log);
+    const keeper = opts.onRootKeyCreated
+      ? { afterCommit: opts.onRootKeyCreated }
+      : rootKeyKeeper(
+          rootKeyDestination(process.stdout.isTTY === true, config.bootstrapRootKeyFile),
+          log,
+        );
+    const boot = await bootstrap(
+      { ...deps, keyHashing: config.keyHashing },
+      config.rootKey,
+      log,
+      keeper.beforeCommit,
+    );
     deps.environmentRootKey = boot.environmentRootKey;
-    if (boot.createdSecret) (opts.onRootKeyCreated ?? printRootKey)(boot.createdSecret);
+    if (boot.createdSecret) keeper.afterCommit?.(boot.createdSecret);
     // Before listening: a workspace created meanwhile is seen when the listening starts.
     await deps.soleWorkspace.load();
     await bus.start(db);

@@ -31,13 +31,15 @@ export interface Bootstrapped {
  * `ROOT_KEY`, that key acts with `*.*.*` in the default workspace from memory: nothing of
  * it is stored, and root keys that earlier versions stored for it are retired (a ROOT_KEY
  * that was revoked stays refused). Without it, the first start on a database that never
- * had a root key creates one and returns its secret so the caller can print it once.
+ * had a root key creates one and returns its secret. `keep`, when given, receives that secret
+ * before the key is committed: if it throws (a file it cannot write), nothing is stored.
  * Safe when processes race.
  */
 export async function bootstrap(
   deps: Pick<Deps, "db" | "bus" | "clock"> & { keyHashing?: KeyHashing },
   rootKey: string | undefined,
   log: Logger,
+  keep?: (secret: string) => Promise<void>,
 ): Promise<Bootstrapped> {
   const actor = { type: "system" as const, id: "bootstrap", workspaceId: "", requestId: null };
   return mutateAs(deps, actor, async (tx, change) => {
@@ -61,7 +63,9 @@ export async function bootstrap(
       { workspaceId: ws.id, permissions: [ALL_PERMISSIONS], name: "first start" },
       deps.keyHashing,
     );
-    return created ? { createdSecret: created.secret } : {};
+    if (!created) return {};
+    await keep?.(created.secret);
+    return { createdSecret: created.secret };
   });
 }
 

@@ -1,20 +1,23 @@
 import { newId } from "../domain/ids.js";
 import type { KeyHashing } from "../domain/key-hashing.js";
-import { ROOT_PERMISSION_PATTERN } from "../domain/root-permissions.js";
 import type { Deps } from "../services/deps.js";
 import { ENVIRONMENT_ROOT_KEY_ID } from "../services/environment-root-key.js";
 import { mutateAs } from "../services/mutation.js";
 import { type RootKeyRow, rootKeyList, rootKeyRevoke } from "../storage/queries/root-keys.js";
-import { workspaceFindById, workspaceInsert } from "../storage/queries/workspaces.js";
+import {
+  type WorkspaceRow,
+  workspaceFindById,
+  workspaceInsert,
+  workspaceList,
+} from "../storage/queries/workspaces.js";
+import { AdminError } from "./errors.js";
+import { checkGrantable } from "./grantable.js";
 import { insertRootKey } from "./root-keys.js";
 
-/** An operator error: bad arguments or an unknown id. The CLI prints it and exits 2. */
-export class AdminError extends Error {
-  override name = "AdminError";
-}
+export { AdminError } from "./errors.js";
 
 /** What the admin commands use; without `keyHashing`, new root keys get plain SHA-256. */
-type AdminDeps = Pick<Deps, "db" | "bus" | "clock"> & { keyHashing?: KeyHashing };
+export type AdminDeps = Pick<Deps, "db" | "bus" | "clock"> & { keyHashing?: KeyHashing };
 
 const cliActor = (workspaceId: string) => ({
   type: "cli" as const,
@@ -50,11 +53,7 @@ export async function createRootKey(
   name: string | null,
 ): Promise<{ id: string; secret: string }> {
   if (permissions.length === 0) throw new AdminError("give --permission P (repeatable) or --all");
-  for (const p of permissions) {
-    if (!ROOT_PERMISSION_PATTERN.test(p)) {
-      throw new AdminError(`permission '${p}' is not resource.id.action (e.g. api.*.create_key)`);
-    }
-  }
+  for (const p of permissions) checkGrantable(p);
   return mutateAs(deps, cliActor(workspaceId), async (tx, change) => {
     if (!(await workspaceFindById(tx, workspaceId))) {
       throw new AdminError(`workspace ${workspaceId} does not exist`);
@@ -68,6 +67,11 @@ export async function createRootKey(
     if (!created) throw new AdminError("generated key collided; run the command again");
     return created;
   });
+}
+
+/** Lists the live workspaces. */
+export function listWorkspaces(deps: AdminDeps): Promise<WorkspaceRow[]> {
+  return workspaceList(deps.db);
 }
 
 /** Lists root keys (never their secrets). */

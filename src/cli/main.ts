@@ -1,148 +1,99 @@
 #!/usr/bin/env node
-import {
-  AdminError,
-  createRootKey,
-  createWorkspace,
-  listRootKeys,
-  revokeRootKey,
-} from "../admin/commands.js";
-import { type App, startApp } from "../app.js";
-import { InvalidationBus } from "../cache/bus.js";
-import { ConfigError, loadConfig } from "../config.js";
-import { systemClock } from "../domain/clock.js";
-import { newId } from "../domain/ids.js";
-import { ALL_PERMISSIONS } from "../domain/root-permissions.js";
-import { createLogger } from "../log.js";
-import type { Db } from "../storage/db.js";
-import { migrate } from "../storage/migrate.js";
-import { DataDirInUseError, openDatabase } from "../storage/open.js";
-import { parseArgs } from "./args.js";
+import { closest } from "../domain/closest.js";
+import { type Command, commandHelp, parseCommand, UsageError } from "./command.js";
+import { migrateCommand } from "./database.js";
+import { describeFailure } from "./failure.js";
+import { rootKeyCommands } from "./root-key.js";
+import { serveCommand } from "./serve.js";
+import { packageVersion } from "./version.js";
+import { workspaceCommands } from "./workspace.js";
+
+const COMMANDS: Command[] = [
+  serveCommand,
+  migrateCommand,
+  ...workspaceCommands,
+  ...rootKeyCommands,
+];
+/** The first words of commands that have several: `root-key` → create, list, revoke. */
+const GROUPS = new Set(
+  COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]),
+);
 
 const HELP = `latchkey: an API key management service
 
-Usage:
-  latchkey serve                        serve every door on PORT (default 8080)
-  latchkey migrate                      apply pending database migrations and exit
-  latchkey workspace create [--name N]  create a workspace; prints its id
-  latchkey root-key create --workspace W (--permission P ... | --all) [--name N]
-                                        create a root key; prints the secret once
-  latchkey root-key list [--workspace W]
-  latchkey root-key revoke ID
+Usage: latchkey <command> [options]
 
-Configuration is read from the environment (see docs/deploying.md): DATABASE_URL, or DATA_DIR
-for the embedded database, and the rest.`;
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join("\n")}
+  help <command>    the help of a command (or: latchkey <command> --help)
 
-async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const db = await openDatabase(config);
-  try {
-    await migrate(db, systemClock.now());
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
+Options: -h, --help (this help), --version (the version).
+Settings come from the environment or from serve's options (see latchkey serve --help).`;
+
+function groupHelp(group: string): string {
+  const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  return [
+    `Usage: latchkey ${group} <${members.map((c) => c.name.split(" ")[1]).join("|")}> [options]`,
+    "",
+    ...members.map((c) => `  ${c.name.padEnd(18)}${c.summary}`),
+  ].join("\n");
 }
 
-function adminDeps(db: Db) {
-  // Root keys made here are hashed like the server's: under KEY_HASH_PEPPER when set.
-  const { keyHashing } = loadConfig();
-  return { db, clock: systemClock, bus: new InvalidationBus(newId("node")), keyHashing };
-}
-
-async function serve(): Promise<void> {
-  // The handlers go in before the app starts: it says "listening" from inside startApp, and a
-  // SIGTERM sent on that line must still stop it gracefully (flushing its events), not kill it.
-  let app: App | undefined;
-  let stopping: string | undefined;
-  let signals = 0;
-  const stop = (signal: string) => {
-    stopping = signal;
-    if (!app) return; // stopped as soon as it has started
-    const running = app;
-    running.deps.log.info({ signal }, "shutting down");
-    running.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        running.deps.log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
+/** The command the words name, with the arguments after its name; a UsageError otherwise. */
+function find(words: string[]): { command: Command; rest: string[] } {
+  const [first = "", second] = words;
+  const two = COMMANDS.find((c) => c.name === `${first} ${second}`);
+  if (two) return { command: two, rest: words.slice(2) };
+  const one = COMMANDS.find((c) => c.name === first);
+  if (one) return { command: one, rest: words.slice(1) };
+  if (GROUPS.has(first)) {
+    const subcommands = COMMANDS.filter((c) => c.name.startsWith(`${first} `)).map(
+      (c) => c.name.split(" ")[1] as string,
     );
-  };
-  const onSignal = (signal: string) => {
-    signals++;
-    if (signals > 1) process.exit(1);
-    stop(signal);
-  };
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  app = await startApp({ config: loadConfig() });
-  if (stopping) stop(stopping);
+    const what = second === undefined ? "needs a subcommand" : `has no subcommand '${second}'`;
+    const near = second === undefined ? undefined : closest(second, subcommands, 3);
+    throw new UsageError(
+      `'latchkey ${first}' ${what}${near ? `; did you mean ${near}?` : ""} (one of: ${subcommands.join(", ")})`,
+    );
+  }
+  const kind = first.startsWith("-") ? "option" : "command";
+  const names =
+    kind === "option"
+      ? ["--help", "--version"]
+      : [...COMMANDS.map((c) => c.name.split(" ")[0] as string), "help"];
+  const near = closest(first, new Set(names), 3);
+  throw new UsageError(
+    `unknown ${kind} '${first}'${near ? `; did you mean ${near}?` : ""} (latchkey --help lists them)`,
+  );
+}
+
+/** Help for `latchkey help [words]`: the whole CLI, a group, or one command. */
+function helpFor(words: string[]): string {
+  if (words.length === 0) return HELP;
+  if (words.length === 1 && GROUPS.has(words[0] as string)) return groupHelp(words[0] as string);
+  const { command, rest } = find(words);
+  if (rest.length > 0) throw new UsageError(`no help for '${words.join(" ")}'`);
+  return commandHelp(command);
 }
 
 async function run(argv: string[]): Promise<void> {
-  const args = parseArgs(argv);
-  const [command, sub] = args.positional;
-  switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
-    case "serve":
-      return serve();
-    case "migrate":
-      return withDb(async (db) => {
-        const done = await migrate(db, systemClock.now());
-        console.log(
-          done.length ? `applied migrations ${done.join(", ")}` : "database is up to date",
-        );
-      });
-    case "workspace create":
-      return withDb(async (db) => {
-        console.log(await createWorkspace(adminDeps(db), args.one("name") ?? "workspace"));
-      });
-    case "root-key create":
-      return withDb(async (db) => {
-        const workspace = args.one("workspace");
-        if (!workspace) throw new AdminError("--workspace is required");
-        const all = args.flag("all");
-        const permissions = args.many("permission");
-        if (all && permissions.length > 0)
-          throw new AdminError("give --permission or --all, not both");
-        const key = await createRootKey(
-          adminDeps(db),
-          workspace,
-          all ? [ALL_PERMISSIONS] : permissions,
-          args.one("name") ?? null,
-        );
-        console.error(`created root key ${key.id}; the secret below is shown only once`);
-        console.log(key.secret);
-      });
-    case "root-key list":
-      return withDb(async (db) => {
-        for (const k of await listRootKeys(adminDeps(db), args.one("workspace"))) {
-          const state = k.revokedAt !== null ? "revoked" : "live";
-          console.log(
-            [k.id, k.workspaceId, k.start, state, k.permissions.join(","), k.name ?? ""].join("\t"),
-          );
-        }
-      });
-    case "root-key revoke":
-      return withDb(async (db) => {
-        const id = args.positional[2];
-        if (!id) throw new AdminError("usage: latchkey root-key revoke ID");
-        await revokeRootKey(adminDeps(db), id);
-        console.log(`revoked ${id}`);
-      });
-    case "":
-    case "help":
-      console.log(HELP);
-      return;
-    default:
-      throw new AdminError(`unknown command '${args.positional.join(" ")}'\n\n${HELP}`);
+  const [first] = argv;
+  if (first === undefined || first === "-h" || first === "--help") return console.log(HELP);
+  if (first === "--version") return console.log(packageVersion());
+  if (first === "help") return console.log(helpFor(argv.slice(1)));
+  if (GROUPS.has(first) && (argv[1] === "-h" || argv[1] === "--help")) {
+    return console.log(groupHelp(first));
   }
+  const { command, rest } = find(argv);
+  const parsed = parseCommand(command, rest);
+  if (parsed.help) return console.log(commandHelp(command));
+  await command.run(parsed);
 }
 
 run(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof AdminError || err instanceof ConfigError || err instanceof DataDirInUseError) {
-    console.error(`latchkey: ${err.message}`);
-    process.exit(2);
-  }
-  createLogger("error").error({ err }, "latchkey failed");
-  process.exit(1);
+  const failure = describeFailure(err);
+  // Synchronous on a pipe or terminal (Linux): the line is out before the exit, and the exit
+  // does not wait for what a failed start may have left open (a client still reconnecting).
+  process.stderr.write(`${failure.text}\n`);
+  process.exit(failure.exitCode);
 });

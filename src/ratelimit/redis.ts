@@ -65,6 +65,8 @@ type LimiterRedis = Redis & {
  */
 export class RedisLimiter implements Limiter {
   private readonly redis: LimiterRedis;
+  /** The client's last connection error, to say why Redis is not reachable. */
+  private lastError: string | undefined;
 
   constructor(url: string) {
     this.redis = new Redis(url, {
@@ -80,8 +82,11 @@ export class RedisLimiter implements Limiter {
       commandTimeout: 10_000,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     }) as LimiterRedis;
-    // An unreachable Redis is reported per command; this only keeps the error off stderr.
-    this.redis.on("error", () => {});
+    // An unreachable Redis is reported per command; this keeps the error off stderr, and
+    // keeps its words for the start-up wait's log.
+    this.redis.on("error", (err: Error) => {
+      this.lastError = err.message;
+    });
     this.redis.defineCommand("latchkeyCheck", { lua: CHECK });
     this.redis.defineCommand("latchkeyRefund", { lua: REFUND });
   }
@@ -103,6 +108,11 @@ export class RedisLimiter implements Limiter {
       };
       this.redis.once("ready", onReady);
     });
+  }
+
+  /** Why Redis is not reachable, as the client last heard it. */
+  lastConnectionError(): string {
+    return this.lastError ?? `not connected (${this.redis.status})`;
   }
 
   async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {

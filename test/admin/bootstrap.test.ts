@@ -131,6 +131,22 @@ describe("bootstrap without ROOT_KEY", () => {
     expect(rows).toEqual([{ hash: hashKey(first.createdSecret as string) }]);
   });
 
+  it("hands the secret to its keeper before committing: a keeper that fails stores no key", async () => {
+    const deps = await fresh();
+    await expect(
+      bootstrap(deps, undefined, log, async () => {
+        throw new Error("disk full");
+      }),
+    ).rejects.toThrow("disk full");
+    expect(await deps.db.query("select 1 from root_keys")).toEqual([]);
+    let kept: string | undefined;
+    const b = await bootstrap(deps, undefined, log, async (secret) => {
+      kept = secret;
+    });
+    expect(kept).toBe(b.createdSecret);
+    expect(await deps.db.query("select 1 from root_keys")).toHaveLength(1);
+  });
+
   it("is safe when several processes start at once: one workspace, one root key", async () => {
     const deps = await fresh();
     const results = await Promise.all(

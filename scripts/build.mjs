@@ -1,0 +1,146 @@
+// Builds dist/ from src/ and gen/: `npm run build` always, `npm start` (prestart) and
+// `npm test` (pretest) only when dist/ is missing or older than its sources, so a start
+// with an up-to-date dist/ costs a few milliseconds here instead of a compilation.
+//
+// Processes sharing a checkout may start together: builds take a lock (dist/.build-lock),
+// and the one that waited finds dist/ fresh and does not build again. Files are replaced
+// whole (written aside, then renamed), never deleted and copied, so a server reading
+// dist/ while another process builds it never finds a migration missing or half written.
+//
+//   node scripts/build.mjs [--if-stale]
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const DIST = join(ROOT, "dist");
+const STAMP = join(DIST, ".build-stamp");
+const LOCK = join(DIST, ".build-lock");
+/** What dist/ is made from: a change to any of these (or a file added or removed) rebuilds. */
+const INPUTS = ["src", "gen", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs"];
+/** Files the compiler does not emit, copied as they are. */
+const COPIES = [
+  ["src/storage/migrations", "dist/src/storage/migrations"],
+  ["gen/openapi", "dist/gen/openapi"],
+];
+const LOCK_WAIT_MS = 10 * 60_000;
+
+/** The newest modification time under `path`; directories count (an entry removed). */
+function newestMtime(path) {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  let newest = stat.mtimeMs;
+  if (stat.isDirectory()) {
+    for (const entry of readdirSync(path))
+      newest = Math.max(newest, newestMtime(join(path, entry)));
+  }
+  return newest;
+}
+
+function newestInput() {
+  return Math.max(...INPUTS.map((p) => newestMtime(join(ROOT, p))));
+}
+
+/** True when the last build saw every input as it is now. */
+function fresh() {
+  try {
+    const { inputsAt } = JSON.parse(readFileSync(STAMP, "utf8"));
+    return typeof inputsAt === "number" && newestInput() <= inputsAt;
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+}
+
+/** Takes dist/.build-lock, waiting for a live holder and taking over from a dead one. */
+async function lock() {
+  mkdirSync(DIST, { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  let told = false;
+  for (;;) {
+    try {
+      writeFileSync(LOCK, String(process.pid), { flag: "wx" });
+      return () => rmSync(LOCK, { force: true });
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+    }
+    let holder;
+    try {
+      holder = Number(readFileSync(LOCK, "utf8"));
+    } catch (err) {
+      if (err.code === "ENOENT") continue; // released meanwhile
+      throw err;
+    }
+    if (!Number.isInteger(holder) || holder <= 0 || !alive(holder)) {
+      rmSync(LOCK, { force: true }); // left by a build that died
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`dist/ is still being built by process ${holder}`);
+    if (!told) console.error(`latchkey: waiting for process ${holder}, building dist/`);
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Writes `to` whole: a copy under another name, renamed over it. */
+function replaceFile(from, to) {
+  const aside = `${to}.${process.pid}.partial`;
+  copyFileSync(from, aside);
+  renameSync(aside, to);
+}
+
+function copyDirectory(from, to) {
+  mkdirSync(to, { recursive: true });
+  const wanted = new Set(readdirSync(from));
+  for (const name of wanted) replaceFile(join(from, name), join(to, name));
+  // A file no longer in the source (a renamed migration) must not linger in dist/.
+  for (const name of readdirSync(to))
+    if (!wanted.has(name)) rmSync(join(to, name), { force: true });
+}
+
+/** Compiles and copies; false when the compiler failed (it has said why). */
+function build() {
+  const inputsAt = newestInput();
+  const tsc = join(ROOT, "node_modules/.bin/tsc");
+  if (!existsSync(tsc)) throw new Error("node_modules/.bin/tsc is missing: run `npm ci` first");
+  const compiled = spawnSync(tsc, ["-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
+  if (compiled.status !== 0) return false;
+  for (const [from, to] of COPIES) copyDirectory(join(ROOT, from), join(ROOT, to));
+  // The inputs' time as the build began: a file edited during the build makes the next
+  // check rebuild.
+  writeFileSync(STAMP, JSON.stringify({ inputsAt }));
+  return true;
+}
+
+const ifStale = process.argv.includes("--if-stale");
+if (!(ifStale && fresh())) {
+  const unlock = await lock();
+  try {
+    // Another process may have built while this one waited.
+    if (!(ifStale && fresh())) {
+      if (ifStale) console.error("latchkey: building dist/ (missing or older than src/)");
+      if (!build()) process.exitCode = 1;
+    }
+  } finally {
+    unlock();
+  }
+}

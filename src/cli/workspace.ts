@@ -1,0 +1,40 @@
+import { createWorkspace, listWorkspaces } from "../admin/commands.js";
+import type { Command } from "./command.js";
+import { databaseOptions, withDatabase } from "./database.js";
+import { printTable, timestamp } from "./table.js";
+
+const create: Command = {
+  name: "workspace create",
+  usage: "[--name NAME] [options]",
+  summary: "Creates a workspace and prints its id.",
+  options: {
+    name: { type: "string", value: "NAME", help: "its name (default: workspace)" },
+    ...databaseOptions,
+  },
+  run: (parsed) =>
+    withDatabase(parsed, async ({ deps }) => {
+      const name = parsed.values.name as string | undefined;
+      console.log(await createWorkspace(deps, name ?? "workspace"));
+    }),
+};
+
+const list: Command = {
+  name: "workspace list",
+  usage: "[options]",
+  summary: "Lists the workspaces: id, name, created, and which is the default.",
+  options: databaseOptions,
+  run: (parsed) =>
+    withDatabase(parsed, async ({ deps }) => {
+      printTable(
+        ["id", "name", "created", "default"],
+        (await listWorkspaces(deps)).map((w) => [
+          w.id,
+          w.name,
+          timestamp(w.createdAt),
+          w.isDefault ? "default" : "",
+        ]),
+      );
+    }),
+};
+
+export const workspaceCommands = [create, list];
