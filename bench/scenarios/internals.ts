@@ -11,11 +11,7 @@
 // nodelay    PostgreSQL: a 100-row COPY through postgres.js's own socket vs noDelaySocket
 import { getHeapSpaceStatistics } from "node:v8";
 import { create } from "@bufbuild/protobuf";
-import {
-  createContextValues,
-  createHandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { createContextValues, createHandlerContext, type Interceptor } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import postgres from "postgres";
 import type * as KeysPb from "../../gen/latchkey/v2/keys_pb.ts";
