@@ -14,14 +14,15 @@
 // same at about 3 s a mutant (some 80 of them); this takes milliseconds.
 // Each mutant runs on PGlite only, in a temporary copy of the repository (the working tree is
 // never edited), two copies at once, each with one long-lived Vitest instance (global setup
-// once). The tests run: test/security/*.test.ts and the test files under test/services that
-// name the procedure, filtered to the tests whose names mention it, stopping at the first
-// failure.
+// once). The tests run: test/security/*.test.ts and the test files under test/procedures (and
+// test/services) that name the procedure, filtered to the tests whose names mention it,
+// stopping at the first failure.
 //
 // Usage: npm run mutation:auth -- [--workers 2] [--only <substring of a mutant name>] [--list]
 import { spawn } from "node:child_process";
 import {
   cpSync,
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -198,12 +199,18 @@ function callMutants(known) {
   return out;
 }
 
-/** The test files for a mutant: the security tests and the service tests naming a procedure. */
+/**
+ * The test files for a mutant: the security tests and the procedure tests naming a procedure
+ * (under test/procedures/<namespace>/, where a typed test names it in its describe; under
+ * test/services/<namespace>/, where a test calls it by its quoted name).
+ */
 function testFiles(procedures, serviceTests) {
   const named = serviceTests.filter((f) =>
-    procedures.some(
-      (p) => f.file.startsWith(`test/services/${p.split(".")[0]}/`) && f.text.includes(`"${p}"`),
-    ),
+    procedures.some((p) => {
+      const ns = p.split(".")[0];
+      if (f.file.startsWith(`test/procedures/${ns}/`)) return f.text.includes(p);
+      return f.file.startsWith(`test/services/${ns}/`) && f.text.includes(`"${p}"`);
+    }),
   );
   return [...filesUnder("test/security", ".test.ts"), ...named.map((f) => f.file)];
 }
@@ -322,10 +329,13 @@ async function main(args) {
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
   const all = rpcs();
   const known = all.map((r) => r.name);
-  const serviceTests = filesUnder("test/services", ".test.ts").map((file) => ({
-    file,
-    text: readFileSync(join(ROOT, file), "utf8"),
-  }));
+  const serviceTests = ["test/procedures", "test/services"]
+    .filter((dir) => existsSync(join(ROOT, dir)))
+    .flatMap((dir) => filesUnder(dir, ".test.ts"))
+    .map((file) => ({
+      file,
+      text: readFileSync(join(ROOT, file), "utf8"),
+    }));
   const calls = callMutants(known);
   // A procedure that never calls authorize( checks its permissions in code of its own: its
   // option is documentation there, and removing from it would change nothing.
