@@ -29,4 +29,12 @@ describe("keys.removeRoles", () => {
     expect(r).toMatchObject({ status: 404, errorCode: "err:svc:data:role_not_found" });
     expect(await s.changesSince(before)).toEqual({});
   });
+
+  it("needs rbac.*.remove_role_from_key beyond update_key", async () => {
+    const { keyId } = await issueKey(s);
+    const updater = s.as(await s.seed.rootKey(["api.*.update_key"]));
+    const r = await refusal(updater.keys.removeRoles({ keyId, roles: ["ghost_role"] }));
+    expect(r.status).toBe(403);
+    expect(r.detail).toContain("rbac.*.remove_role_from_key");
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useServer } from "../../harness/server.js";
+import { refusal } from "../../harness/typed.js";
 import { issueKey } from "./issue-key.js";
 
 // keys.setPermissions: replaces the direct permissions of a key (creating the missing ones)
@@ -19,6 +20,15 @@ describe("keys.setPermissions", () => {
     const cleared = await s.api.keys.setPermissions({ keyId, permissions: [] });
     expect(cleared.data).toEqual([]);
     expect((await s.api.keys.getKey({ keyId })).data?.permissions).toEqual([]);
+  });
+
+  it("needs rbac.*.remove_permission_from_key beside the grant to add", async () => {
+    const held = `kp${++n}.held`;
+    const { keyId } = await issueKey(s, { permissions: [held] });
+    const adder = s.as(await s.seed.rootKey(["api.*.update_key", "rbac.*.add_permission_to_key"]));
+    const r = await refusal(adder.keys.setPermissions({ keyId, permissions: [held] }));
+    expect(r.status).toBe(403);
+    expect(r.detail).toContain("rbac.*.remove_permission_from_key");
   });
 
   describe("on the /v2 JSON door", () => {

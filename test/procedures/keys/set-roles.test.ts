@@ -29,4 +29,12 @@ describe("keys.setRoles", () => {
     expect(r).toMatchObject({ status: 404, errorCode: "err:svc:data:role_not_found" });
     expect(await s.changesSince(before)).toEqual({});
   });
+
+  it("needs rbac.*.remove_role_from_key beside the grant to add", async () => {
+    const { keyId } = await issueKey(s);
+    const adder = s.as(await s.seed.rootKey(["api.*.update_key", "rbac.*.add_role_to_key"]));
+    const r = await refusal(adder.keys.setRoles({ keyId, roles: ["ghost_role"] }));
+    expect(r.status).toBe(403);
+    expect(r.detail).toContain("rbac.*.remove_role_from_key");
+  });
 });
