@@ -49,8 +49,15 @@ describe("keys.migrateKeys", () => {
     expect(whoB?.identity?.externalId).toBe(`legacy_user_${n}`);
   });
 
-  it("answers an unknown role with 404, writing nothing", async () => {
+  it("answers failed: [] when nothing failed, and an unknown role with 404 writing nothing", async () => {
     const apiId = await s.seed.api();
+    const ok = await s.api.keys.migrateKeys({
+      migrationId: "m1x",
+      apiId,
+      keys: [{ hash: sha(`ok_${++n}`, "hex") }],
+    });
+    expect(ok.data?.migrated).toHaveLength(1);
+    expect(ok.data?.failed).toEqual([]);
     const before = await s.snapshot();
     const r = await refusal(
       s.api.keys.migrateKeys({
