@@ -95,7 +95,7 @@ async function lock() {
       continue;
     }
     if (Date.now() > deadline) throw new Error(`dist/ is still being built by process ${holder}`);
-    if (!told) console.error(`latchkey: waiting for process ${holder}, building dist/`);
+    if (!told) console.error(`latchkey: dist/ is being built by process ${holder}; waiting`);
     told = true;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -72,7 +72,7 @@ describe.skipIf(currentEngine() !== "pglite")("npm start", { timeout: 300_000 },
     try {
       expect(await until(() => /latchkey listening/.test(start.output()), start.child)).toBe(true);
       console.log(`npm start listened after ${Math.round(performance.now() - t0)} ms`);
-      expect(start.output()).not.toContain("building dist/");
+      expect(start.output()).not.toContain("latchkey: building dist/");
       expect(outputs.map((f) => statSync(join(ROOT, f)).mtimeMs)).toEqual(before);
     } finally {
       // npm runs the server under a shell: stop the server itself, by the pid it logs.
@@ -124,12 +124,12 @@ describe.skipIf(currentEngine() !== "pglite")("npm start", { timeout: 300_000 },
     console.log(`${checks} checks of dist/ while the two ran`);
     expect(codes).toEqual([0, 0]);
     expect(lacking).toBe(0);
-    expect(outputs.filter((o) => o.includes("building dist/"))).toHaveLength(1);
+    expect(outputs.filter((o) => o.includes("latchkey: building dist/"))).toHaveLength(1);
     expect(complete()).toBe(true);
 
     // Up to date now: a third start does not build.
     const third = npm(copy, ["run", "prestart"]);
     expect(await third.done).toBe(0);
-    expect(third.output()).not.toContain("building dist/");
+    expect(third.output()).not.toContain("latchkey: building dist/");
   }, 300_000);
 });
