@@ -1,4 +1,4 @@
-import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
