@@ -55,7 +55,7 @@ export async function withDatabase<T>(
 export const migrateCommand: Command = {
   name: "migrate",
   usage: "[options]",
-  summary: "Applies pending database migrations and exits (serve does it too, at every start).",
+  summary: "Applies pending database migrations and exits (serve does it at every start).",
   options: databaseOptions,
   run: (parsed) =>
     withDatabase(parsed, async ({ applied }) => {
