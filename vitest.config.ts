@@ -35,6 +35,10 @@ const shared = {
   include: ["test/**/*.test.ts"],
   exclude: ["test/unit/**", "test/cluster/**", "node_modules/**"],
   globalSetup: ["test/harness/global-setup.ts"],
+  // Files of a worker share one module graph and the worker's PGlite databases (emptied
+  // between files, test/harness/pglite-pool.ts): importing the server and booting PostgreSQL
+  // in WebAssembly once per worker, not once per file, is most of what a file used to cost.
+  isolate: false,
   testTimeout: 60_000,
   hookTimeout: 120_000,
 };

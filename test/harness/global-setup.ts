@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -11,6 +11,8 @@ import { databaseUrl, postgresUrl } from "./engine.js";
 declare module "vitest" {
   export interface ProvidedContext {
     pgliteDumpPath: string;
+    /** The run's folder for the PGlite databases of the test workers (removed at the end). */
+    pgliteRunDir: string;
     postgresTemplate: string;
   }
 }
@@ -23,6 +25,17 @@ function migrationsHash(): string {
   for (const f of readdirSync(MIGRATIONS).sort())
     h.update(f).update(readFileSync(join(MIGRATIONS, f)));
   return h.digest("hex").slice(0, 12);
+}
+
+/** Memory-backed /dev/shm when it has room for a few databases (~40 MB each), else the temp folder. */
+function scratchParent(): string {
+  try {
+    const fs = statfsSync("/dev/shm");
+    if (fs.bavail * fs.bsize >= 1024 * 1024 * 1024) return "/dev/shm";
+  } catch {
+    // No /dev/shm (not Linux).
+  }
+  return tmpdir();
 }
 
 /**
@@ -38,13 +51,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const dir = join(tmpdir(), "latchkey-test");
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `pglite-${hash}.tar`);
+    const runDir = join(scratchParent(), `latchkey-test-${hash}`);
+    mkdirSync(runDir, { recursive: true });
     const db = await openPglite({});
     await migrate(db, Date.now());
     writeFileSync(path, Buffer.from(await (await db.dump()).arrayBuffer()));
     await db.close();
     project.provide("pgliteDumpPath", path);
+    project.provide("pgliteRunDir", runDir);
     project.provide("postgresTemplate", "");
-    return async () => rmSync(path, { force: true });
+    return async () => {
+      rmSync(path, { force: true });
+      rmSync(runDir, { recursive: true, force: true });
+    };
   }
   if (!postgresUrl) throw new Error("TEST_DATABASE_URL is required for the postgres project");
   const template = `latchkey_tpl_${hash}`;
@@ -56,6 +75,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await migrate(db, Date.now());
   await db.close();
   project.provide("pgliteDumpPath", "");
+  project.provide("pgliteRunDir", "");
   project.provide("postgresTemplate", template);
   return async () => {
     const a = openPostgres({ url: postgresUrl as string, max: 1 });
