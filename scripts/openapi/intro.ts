@@ -11,7 +11,6 @@ function body(procedure: string): string {
  * the people who call the API; its quickstart bodies are the documented examples.
  */
 export function introduction(): string {
-  const createKey = exampleOf("keys.createKey").request as Record<string, unknown>;
   return `Latchkey issues API keys for your API and checks them for you. You create an API, create a key for each of your users, and when one of them calls you, you ask Latchkey whether their key is valid and what it may do: its permissions, roles, remaining credits and rate limits.
 
 ## Authentication
@@ -52,5 +51,5 @@ curl -X POST "$LATCHKEY_URL/v2/apis.createApi" \\
   -d '${body("apis.createApi")}'
 \`\`\`
 
-Each procedure below shows an example request (it fills **Try it out**) and its answer. The examples are one session on a fresh instance: they create an API first (\`${IDS.apiId}\`), then the permission \`forecast.read\`, the role \`forecast-reader\`, the identity \`acme_corp\` and a key (\`${IDS.keyId}\`) for it, use them, and delete them last. To run an example, create what it names first, then put the ids your answers gave you in place of the example's: \`keys.createKey\`'s example, for one, needs the API \`${createKey.apiId}\` to be yours.`;
+Each procedure below shows an example request (it fills **Try it out**) and its answer. The examples are one session on a fresh instance: they create an API first (\`${IDS.apiId}\`), then the permission \`forecast.read\`, the role \`forecast-reader\`, the identity \`acme_corp\` and a key for it (\`${IDS.keyId}\`), use them, and delete them last. To run one, create what it names first and put the ids your answers gave you in place of the example's.`;
 }

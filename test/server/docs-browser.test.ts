@@ -1,8 +1,9 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
 import { SERVICES } from "../harness/doors.js";
 import { useServer } from "../harness/server.js";
 
@@ -12,6 +13,10 @@ const SCREENSHOT = process.env.UPDATE_SCREENSHOT
   ? new URL("../../docs/images/docs.png", import.meta.url).pathname
   : join(tmpdir(), "latchkey-docs.png");
 const s = useServer();
+const document = JSON.parse(readFileSync(OPENAPI_DOCUMENT_URL, "utf8"));
+/** The documented example body of an operation, which "Try it out" starts from. */
+const exampleBody = (path: string) =>
+  document.paths[path].post.requestBody.content["application/json"].example;
 
 describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
   it("loads the API reference and lists every procedure", async () => {
@@ -22,6 +27,10 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       page.on("request", (r) => requests.push(r.url()));
       await page.goto(`${s.url}/docs`);
       await page.waitForSelector(".opblock", { timeout: 30_000 });
+      // The introduction's placeholders are shown, not taken for HTML tags.
+      expect(await page.locator(".information-container").textContent()).toContain(
+        "Authorization: Bearer <root key>",
+      );
       const paths = await page.$$eval(".opblock-summary-path", (els) =>
         els.map((e) => e.getAttribute("data-path") ?? e.textContent ?? ""),
       );
@@ -53,8 +62,11 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       });
       page.on("pageerror", (e) => problems.push(String(e)));
       const sent: (string | undefined)[] = [];
+      const bodies: unknown[] = [];
       page.on("request", (r) => {
-        if (r.url().endsWith("/v2/apis.createApi")) sent.push(r.headers().authorization);
+        if (!r.url().endsWith("/v2/apis.createApi")) return;
+        sent.push(r.headers().authorization);
+        bodies.push(r.postDataJSON());
       });
       const res = await page.goto(`${s.url}/docs`);
       await page.waitForSelector(".opblock", { timeout: 30_000 });
@@ -62,7 +74,7 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await page.fill("#auth-bearer-value", s.rootKey);
       await page.click(".modal-ux button.modal-btn.auth.authorize");
       await page.click(".modal-ux button.btn-done");
-      // "Try it out" on createApi: the call goes out with the key and gets its answer.
+      // "Try it out" on createApi: the documented example goes out with the key and gets 200.
       const op = page.locator(".opblock", {
         has: page.locator('.opblock-summary-path[data-path="/v2/apis.createApi"]'),
       });
@@ -74,6 +86,15 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
         await op.locator(".live-responses-table tbody .response-col_status").first().textContent(),
       ).toContain("200");
       expect(sent).toEqual([`Bearer ${s.rootKey}`]);
+      expect(bodies).toEqual([exampleBody("/v2/apis.createApi")]);
+      // The permission sentence shows its placeholder (Markdown would take <apiId> for a tag).
+      const createKey = page.locator(".opblock", {
+        has: page.locator('.opblock-summary-path[data-path="/v2/keys.createKey"]'),
+      });
+      await createKey.locator(".opblock-summary-control").click();
+      expect(
+        await createKey.locator(".opblock-description-wrapper").first().textContent(),
+      ).toContain("Permission: api.<apiId>.create_key");
       // A string, evaluated in the page (the test itself has no DOM types).
       const stored = await page.evaluate<string>(
         "JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])",
