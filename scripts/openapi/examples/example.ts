@@ -5,7 +5,7 @@
  * once the objects it names exist (the ids below are those the other examples' answers
  * hand out; a reader substitutes their own). `response` is the answer's `data` and, for a
  * list, its `pagination`; the generator adds `meta`. Every example is checked against the
- * request and response schemas it documents (test/unit/openapi-examples.test.ts) and sent to
+ * request and response schemas it documents (test/unit/openapi-document.test.ts) and sent to
  * a real server in the order of a first session (test/server/openapi.test.ts).
  */
 export interface Example {

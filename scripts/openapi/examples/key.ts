@@ -20,7 +20,10 @@ const KEY_RATELIMIT = {
   autoApply: true,
 };
 
-/** The example key as getKey, whoami and listKeys show it after its first verification. */
+/**
+ * The example key as getKey, whoami and listKeys show it after its first verification (no
+ * roles yet: keys.createKey's example names none, so that it needs only an API to exist).
+ */
 export const KEY = {
   keyId: IDS.keyId,
   start: IDS.key.slice(0, 7),
@@ -31,7 +34,6 @@ export const KEY = {
   expires: 1924992000000,
   credits: { remaining: 999, refill: { interval: "monthly", amount: 1000, refillDay: 1 } },
   permissions: [FORECAST_READ.slug],
-  roles: ["forecast-reader"],
   identity: IDENTITY,
   ratelimits: [KEY_RATELIMIT],
 };
@@ -47,7 +49,6 @@ export const VERIFIED = {
   credits: 999,
   enabled: true,
   permissions: KEY.permissions,
-  roles: KEY.roles,
   identity: { id: IDENTITY.id, externalId: IDENTITY.externalId, meta: IDENTITY.meta },
   ratelimits: [{ ...KEY_RATELIMIT, remaining: 99, reset: 1795861720000, exceeded: false }],
 };

@@ -11,7 +11,6 @@ export const KEY_EXAMPLES: Examples = {
       name: "Acme Corp production",
       externalId: "acme_corp",
       meta: { plan: "pro", region: "eu-west" },
-      roles: ["forecast-reader"],
       permissions: ["forecast.read"],
       expires: 1924992000000,
       credits: { remaining: 1000, refill: { interval: "monthly", amount: 1000, refillDay: 1 } },
