@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
 import { SERVICES } from "../harness/doors.js";
 import { useServer } from "../harness/server.js";
@@ -19,10 +19,16 @@ const exampleBody = (path: string) =>
   document.paths[path].post.requestBody.content["application/json"].example;
 
 describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
+  // One browser for the file; each test's page has a browser context (storage) of its own.
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+  afterAll(() => browser?.close());
+
   it("loads the API reference and lists every procedure", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const requests: string[] = [];
       page.on("request", (r) => requests.push(r.url()));
       await page.goto(`${s.url}/docs`);
@@ -46,14 +52,13 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await page.screenshot({ path: SCREENSHOT });
       console.log(`${paths.length} operations rendered; screenshot at ${SCREENSHOT}`);
     } finally {
-      await browser.close();
+      await page.context().close();
     }
   }, 90_000);
 
   it("runs under its Content-Security-Policy and keeps the root key out of browser storage", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       // Chromium reports every CSP refusal on the console ("Refused to ...").
       const problems: string[] = [];
       page.on("console", (m) => {
@@ -88,13 +93,13 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       expect(sent).toEqual([`Bearer ${s.rootKey}`]);
       expect(bodies).toEqual([exampleBody("/v2/apis.createApi")]);
       // The permission sentence shows its placeholder (Markdown would take <apiId> for a tag).
-      const createKey = page.locator(".opblock", {
-        has: page.locator('.opblock-summary-path[data-path="/v2/keys.createKey"]'),
+      const getApi = page.locator(".opblock", {
+        has: page.locator('.opblock-summary-path[data-path="/v2/apis.getApi"]'),
       });
-      await createKey.locator(".opblock-summary-control").click();
-      expect(
-        await createKey.locator(".opblock-description-wrapper").first().textContent(),
-      ).toContain("Permission: api.<apiId>.create_key");
+      await getApi.locator(".opblock-summary-control").click();
+      expect(await getApi.locator(".opblock-description-wrapper").first().textContent()).toContain(
+        "Permission: api.<apiId>.read_api",
+      );
       // A string, evaluated in the page (the test itself has no DOM types).
       const stored = await page.evaluate<string>(
         "JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])",
@@ -107,7 +112,7 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       expect(problems).toEqual([]);
       expect(res?.headers()["content-security-policy"]).toContain("script-src 'self'");
     } finally {
-      await browser.close();
+      await page.context().close();
     }
   }, 90_000);
 });
