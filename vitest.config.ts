@@ -22,12 +22,13 @@ if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
 }
 
 // Files whose subject does not depend on the server's database engine (the packed tarball, the
-// generated clients of other languages, the browser page, the Redis limiter): run once, with
-// the PGlite group, not again on PostgreSQL.
+// generated clients of other languages, the browser page, the OpenAPI document and its
+// examples, the Redis limiter): run once, with the PGlite group, not again on PostgreSQL.
 const ENGINE_INDEPENDENT = [
   "test/package/**",
   "test/clients/**",
   "test/server/docs-browser.test.ts",
+  "test/server/openapi.test.ts",
   "test/ratelimit/redis-*.test.ts",
 ];
 

@@ -6,6 +6,8 @@ import {
   type ErrorResponses,
   REQUEST_ID_HEADER,
 } from "./errors.ts";
+import { EXAMPLES, type Example, exampleOf, IDS } from "./examples/index.ts";
+import { introduction } from "./intro.ts";
 import { type Options, readOptions } from "./options.ts";
 import { permissionSentence } from "./permissions.ts";
 import {
@@ -19,17 +21,6 @@ import {
 /** json-door.ts also serves liveness.check here, by POST and by GET. */
 const LIVENESS_PATH = "/v2/liveness";
 const LIVENESS = "liveness.check";
-
-const INTRO = [
-  "The /v2 JSON door of Latchkey, generated from the proto contract (`proto/latchkey/v2`) and",
-  "its `latchkey.v2` options by `scripts/protoc-gen-openapi.ts` during `buf generate`.",
-  "Every procedure is `POST /v2/<namespace>.<procedure>` with a JSON body. Field names are",
-  "lowerCamel only (unknown keys and snake_case names are 400); int64 values are JSON numbers",
-  "(beyond 2^53-1, or sent as strings: 400); `null` is accepted only on nullable fields and",
-  "clears them; update procedures change the fields present in the body. Every answer carries",
-  "`meta.requestId` and the `x-request-id` header; errors use the error envelope, whose `type`",
-  "URL ends with the catalog code's `<category>/<name>`.",
-].join(" ");
 
 function message(registry: Registry, typeName: string): DescMessage {
   const found = registry.getMessage(typeName);
@@ -56,7 +47,7 @@ interface Context {
 }
 
 /** The request body: the request message, or also a bare array where the message allows it. */
-function requestBody(ctx: Context, input: DescMessage): Schema {
+function requestBody(ctx: Context, input: DescMessage, example: Example): Schema {
   let schema = ctx.builder.ref(input, "request");
   const bare = ctx.bareArrayField(input);
   if (bare !== undefined) {
@@ -73,7 +64,7 @@ function requestBody(ctx: Context, input: DescMessage): Schema {
       ],
     };
   }
-  return { required: true, content: { "application/json": { schema } } };
+  return { required: true, content: { "application/json": { schema, example: example.request } } };
 }
 
 /** The component name a `$ref` points at. */
@@ -91,6 +82,7 @@ function operation(
   const { option, table } = ctx.opts.procedure(m, name);
   const auth = table.auth;
   const comment = commentOf(m);
+  const example = exampleOf(name);
   const op: Schema = { operationId, tags: [namespaceOf(m.parent)] };
   const summary = summaryOf(comment);
   if (summary !== undefined) op.summary = summary;
@@ -99,12 +91,17 @@ function operation(
   if (description.length > 0 && description.join(" ") !== summary)
     op.description = description.join(" ");
   op.security = securityOf(auth);
-  if (hasBody) op.requestBody = requestBody(ctx, m.input);
+  if (hasBody) op.requestBody = requestBody(ctx, m.input, example);
   op.responses = {
     "200": {
       description: commentOf(m.output) ?? "OK",
       headers: { "x-request-id": REQUEST_ID_HEADER },
-      content: { "application/json": { schema: ctx.builder.ref(m.output, "response") } },
+      content: {
+        "application/json": {
+          schema: ctx.builder.ref(m.output, "response"),
+          example: { meta: { requestId: IDS.requestId }, ...example.response },
+        },
+      },
     },
     ...ctx.errors.of(name, auth, hasBody, option.errors),
   };
@@ -126,6 +123,9 @@ export function buildDocument(registry: Registry, files: readonly DescFile[]): S
     bareArrayField: (desc) => opts.messageRules(desc)?.bareArrayField,
   };
 
+  const names = methods.map((m) => `${namespaceOf(m.parent)}.${m.localName}`);
+  const stale = Object.keys(EXAMPLES).filter((name) => !names.includes(name));
+  if (stale.length > 0) throw new Error(`examples of procedures that do not exist: ${stale}`);
   const paths: Record<string, Schema> = {};
   for (const m of methods) {
     const name = `${namespaceOf(m.parent)}.${m.localName}`;
@@ -143,7 +143,7 @@ export function buildDocument(registry: Registry, files: readonly DescFile[]): S
     info: {
       title: "Latchkey",
       version: pkg.slice(pkg.lastIndexOf(".") + 1),
-      description: INTRO,
+      description: introduction(),
     },
     tags: services.map((s) => {
       const description = commentOf(s);
@@ -165,7 +165,8 @@ export function buildDocument(registry: Registry, files: readonly DescFile[]): S
         rootKey: {
           type: "http",
           scheme: "bearer",
-          description: "A root key: `Authorization: Bearer <root key>`.",
+          description:
+            "A root key, sent as `Authorization: Bearer <root key>`. The first one is printed when an instance starts on an empty database.",
         },
       },
     },

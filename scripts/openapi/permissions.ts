@@ -1,8 +1,11 @@
 import type { AuthMode, ProcedureOptionValue } from "../../src/services/procedure-shape.ts";
 
-/** A template as the reference writes it: `api.{apiId}.read_api` → `api.<apiId>.read_api`. */
+/**
+ * A template as the reference writes it: `api.{apiId}.read_api` → `` `api.<apiId>.read_api` ``,
+ * in a code span, where Markdown renderers show `<apiId>` instead of taking it for HTML.
+ */
 function shown(template: string): string {
-  return template.replace(/\{(\w+)\}/g, "<$1>");
+  return `\`${template.replace(/\{(\w+)\}/g, "<$1>")}\``;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
@@ -53,5 +56,5 @@ export function permissionRow(name: string, auth: AuthMode, option: ProcedureOpt
       : auth === "optional"
         ? `none needed; with a root key, ${sentence}`
         : sentence;
-  return `| \`${name}\` | ${needs.replace(/([a-z*]+\.[a-zA-Z<>*]+\.[a-z_]+)/g, "`$1`")} |`;
+  return `| \`${name}\` | ${needs} |`;
 }

@@ -21,7 +21,8 @@ ajv.addVocabulary(Object.keys(document));
 ajv.addSchema(document, DOCUMENT_ID);
 const validators = new Map<string, ValidateFunction>();
 
-function pointerToken(s: string): string {
+/** A key of the document as a JSON Pointer token (`/v2/keys.createKey` → `~1v2~1keys.createKey`). */
+export function pointerToken(s: string): string {
   return s.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
@@ -83,4 +84,13 @@ export function assertDocumentedResponse(procedure: string, status: number, body
         `(${ajv.errorsText(validate.errors, { dataVar: "body" })}): ${JSON.stringify(body)}`,
     );
   }
+}
+
+/**
+ * What Ajv finds wrong with a value against the schema at a JSON Pointer into the document
+ * (`#/paths/...`), or undefined when the schema allows it.
+ */
+export function schemaErrorsAt(pointer: string, value: unknown): string | undefined {
+  const validate = validatorAt(pointer);
+  return validate(value) ? undefined : ajv.errorsText(validate.errors, { dataVar: "example" });
 }

@@ -1,8 +1,9 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
 import { SERVICES } from "../harness/doors.js";
 import { useServer } from "../harness/server.js";
 
@@ -12,16 +13,30 @@ const SCREENSHOT = process.env.UPDATE_SCREENSHOT
   ? new URL("../../docs/images/docs.png", import.meta.url).pathname
   : join(tmpdir(), "latchkey-docs.png");
 const s = useServer();
+const document = JSON.parse(readFileSync(OPENAPI_DOCUMENT_URL, "utf8"));
+/** The documented example body of an operation, which "Try it out" starts from. */
+const exampleBody = (path: string) =>
+  document.paths[path].post.requestBody.content["application/json"].example;
 
 describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
+  // One browser for the file; each test's page has a browser context (storage) of its own.
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+  afterAll(() => browser?.close());
+
   it("loads the API reference and lists every procedure", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const requests: string[] = [];
       page.on("request", (r) => requests.push(r.url()));
       await page.goto(`${s.url}/docs`);
       await page.waitForSelector(".opblock", { timeout: 30_000 });
+      // The introduction's placeholders are shown, not taken for HTML tags.
+      expect(await page.locator(".information-container").textContent()).toContain(
+        "Authorization: Bearer <root key>",
+      );
       const paths = await page.$$eval(".opblock-summary-path", (els) =>
         els.map((e) => e.getAttribute("data-path") ?? e.textContent ?? ""),
       );
@@ -37,14 +52,13 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await page.screenshot({ path: SCREENSHOT });
       console.log(`${paths.length} operations rendered; screenshot at ${SCREENSHOT}`);
     } finally {
-      await browser.close();
+      await page.context().close();
     }
   }, 90_000);
 
   it("runs under its Content-Security-Policy and keeps the root key out of browser storage", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       // Chromium reports every CSP refusal on the console ("Refused to ...").
       const problems: string[] = [];
       page.on("console", (m) => {
@@ -53,8 +67,11 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       });
       page.on("pageerror", (e) => problems.push(String(e)));
       const sent: (string | undefined)[] = [];
+      const bodies: unknown[] = [];
       page.on("request", (r) => {
-        if (r.url().endsWith("/v2/apis.createApi")) sent.push(r.headers().authorization);
+        if (!r.url().endsWith("/v2/apis.createApi")) return;
+        sent.push(r.headers().authorization);
+        bodies.push(r.postDataJSON());
       });
       const res = await page.goto(`${s.url}/docs`);
       await page.waitForSelector(".opblock", { timeout: 30_000 });
@@ -62,7 +79,7 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       await page.fill("#auth-bearer-value", s.rootKey);
       await page.click(".modal-ux button.modal-btn.auth.authorize");
       await page.click(".modal-ux button.btn-done");
-      // "Try it out" on createApi: the call goes out with the key and gets its answer.
+      // "Try it out" on createApi: the documented example goes out with the key and gets 200.
       const op = page.locator(".opblock", {
         has: page.locator('.opblock-summary-path[data-path="/v2/apis.createApi"]'),
       });
@@ -74,6 +91,15 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
         await op.locator(".live-responses-table tbody .response-col_status").first().textContent(),
       ).toContain("200");
       expect(sent).toEqual([`Bearer ${s.rootKey}`]);
+      expect(bodies).toEqual([exampleBody("/v2/apis.createApi")]);
+      // The permission sentence shows its placeholder (Markdown would take <apiId> for a tag).
+      const getApi = page.locator(".opblock", {
+        has: page.locator('.opblock-summary-path[data-path="/v2/apis.getApi"]'),
+      });
+      await getApi.locator(".opblock-summary-control").click();
+      expect(await getApi.locator(".opblock-description-wrapper").first().textContent()).toContain(
+        "Permission: api.<apiId>.read_api",
+      );
       // A string, evaluated in the page (the test itself has no DOM types).
       const stored = await page.evaluate<string>(
         "JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])",
@@ -86,7 +112,7 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in headless Chromium", () => {
       expect(problems).toEqual([]);
       expect(res?.headers()["content-security-policy"]).toContain("script-src 'self'");
     } finally {
-      await browser.close();
+      await page.context().close();
     }
   }, 90_000);
 });

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
 import { type Procedure, procedures } from "../../src/services/procedures.js";
+import { learnIds, withRealIds } from "../harness/example-ids.js";
 import { assertDocumentedResponse } from "../harness/openapi.js";
 import { useServer } from "../harness/server.js";
 
@@ -87,5 +88,102 @@ describe("the harness check of /v2 answers", () => {
     expect(() =>
       assertDocumentedResponse("apis.getApi", 404, { meta, error: { ...error, errors: [] } }),
     ).toThrow();
+  });
+});
+
+/**
+ * The operations in the order a first session takes them: what an example names is created
+ * by an earlier one, and deleted only at the end.
+ */
+const SESSION = [
+  "apis.createApi",
+  "apis.getApi",
+  "apis.listApis",
+  "permissions.createPermission",
+  "permissions.getPermission",
+  "permissions.listPermissions",
+  "permissions.createRole",
+  "permissions.getRole",
+  "permissions.listRoles",
+  "identities.createIdentity",
+  "identities.getIdentity",
+  "identities.listIdentities",
+  "identities.updateIdentity",
+  "keys.createKey",
+  "keys.verifyKey",
+  "keys.whoami",
+  "keys.getKey",
+  "apis.listKeys",
+  "keys.updateKey",
+  "keys.updateCredits",
+  "keys.addPermissions",
+  "keys.removePermissions",
+  "keys.setPermissions",
+  "permissions.setRolePermissions",
+  "keys.addRoles",
+  "keys.removeRoles",
+  "keys.setRoles",
+  "keys.migrateKeys",
+  "ratelimit.limit",
+  "ratelimit.multiLimit",
+  "ratelimit.setOverride",
+  "ratelimit.getOverride",
+  "ratelimit.listOverrides",
+  "analytics.getVerifications",
+  "analytics.listAuditLogs",
+  "liveness.check",
+  "liveness.get",
+  "liveness.post",
+  "keys.rerollKey",
+  "keys.deleteKey",
+  "ratelimit.deleteOverride",
+  "identities.deleteIdentity",
+  "permissions.deleteRole",
+  "permissions.deletePermission",
+  "apis.deleteApi",
+];
+
+describe("the examples of the OpenAPI document, sent in order to a real server", () => {
+  // Object.entries of the plain JSON document gives untyped operations.
+  const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item as object).map(([method, op]) => ({ path, method, op })),
+  );
+  const byId = new Map(operations.map((o) => [o.op.operationId as string, o]));
+
+  it("take every operation once", () => {
+    expect([...SESSION].sort()).toEqual([...byId.keys()].sort());
+  });
+
+  /** Sends the examples of these operations in order; each answer's status, with its detail. */
+  async function send(operationIds: readonly string[], rootKey: string): Promise<string[]> {
+    const ids = new Map<string, string>();
+    const answers: string[] = [];
+    for (const operationId of operationIds) {
+      const found = byId.get(operationId);
+      if (!found) throw new Error(`${operationId} is not an operation of the document`);
+      const { path, method, op } = found;
+      const example = op.requestBody?.content["application/json"].example;
+      const res = await fetch(`${s.url}${path}`, {
+        method: method.toUpperCase(),
+        headers: { authorization: `Bearer ${rootKey}`, "content-type": "application/json" },
+        body: op.requestBody ? JSON.stringify(withRealIds(example, ids)) : undefined,
+      });
+      const answer = (await res.json()) as { error?: { detail: string } };
+      assertDocumentedResponse(path.slice("/v2/".length), res.status, answer);
+      answers.push(`${operationId} ${res.status}${res.ok ? "" : ` ${answer.error?.detail}`}`);
+      learnIds(op.responses["200"].content["application/json"].example, answer, ids);
+    }
+    return answers;
+  }
+
+  it("each answer 200 with the first root key, the ids of earlier answers put in", async () => {
+    expect(await send(SESSION, s.rootKey)).toEqual(SESSION.map((id) => `${id} 200`));
+  });
+
+  it("make the quickstart on their own: createApi, createKey, verifyKey", async () => {
+    // A workspace of its own, as fresh as a new instance, with a root key that may do anything.
+    const rootKey = await s.seed.rootKey(["*.*.*"], await s.seed.workspace());
+    const quickstart = ["apis.createApi", "keys.createKey", "keys.verifyKey"];
+    expect(await send(quickstart, rootKey)).toEqual(quickstart.map((id) => `${id} 200`));
   });
 });

@@ -310,7 +310,7 @@ export const AnalyticsService: GenService<{
    * UNION, joins, window functions, CASE, IN lists, ANY/ALL over ARRAY[...] or a sub-select,
    * BETWEEN, LIKE, regular expressions, array operators, casts and a fixed list of functions;
    * anything else is 400 naming what is not allowed. api.*.read_analytics reads the whole
-   * workspace; api.<apiId>.read_analytics grants read the rows of those APIs only.
+   * workspace; `api.<apiId>.read_analytics` grants read the rows of those APIs only.
    *
    * @generated from rpc latchkey.v2.AnalyticsService.GetVerifications
    */

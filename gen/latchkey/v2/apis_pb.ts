@@ -421,7 +421,7 @@ export const ApisService: GenService<{
   },
   /**
    * ListApis pages through the live APIs of the caller's workspace by id. A root key with
-   * per-API grants (api.<apiId>.read_api) lists only those APIs; one that may read no API is
+   * per-API grants (`api.<apiId>.read_api`) lists only those APIs; one that may read no API is
    * 403.
    *
    * @generated from rpc latchkey.v2.ApisService.ListApis

@@ -108,7 +108,7 @@ export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
  */
 export type ErrorDetail = Message<"latchkey.v2.ErrorDetail"> & {
   /**
-   * The catalog code, "err:svc:<category>:<code>", for example "err:svc:data:key_not_found".
+   * The catalog code, `err:svc:<category>:<code>`, for example `err:svc:data:key_not_found`.
    *
    * @generated from field: string code = 1;
    */
@@ -129,7 +129,7 @@ export type ErrorDetail = Message<"latchkey.v2.ErrorDetail"> & {
   title: string;
 
   /**
-   * A URL documenting the error: {DOCS_URL}/api-reference/errors-v2/svc/<category>/<code>.
+   * A URL documenting the error: `{DOCS_URL}/api-reference/errors-v2/svc/<category>/<code>`.
    *
    * @generated from field: string type = 4;
    */

@@ -454,7 +454,7 @@ export const IdentitiesService: GenService<{
   /**
    * ListIdentities pages through the live identities of the workspace by id.
    * A root key with identity.*.read_identity lists every identity; one with only
-   * identity.<identityId>.read_identity grants lists those identities and no others (every
+   * `identity.<identityId>.read_identity` grants lists those identities and no others (every
    * page full while more remain, the cursor as usual); a key that may read no identity is 403.
    *
    * @generated from rpc latchkey.v2.IdentitiesService.ListIdentities

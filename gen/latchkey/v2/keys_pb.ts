@@ -154,7 +154,7 @@ export type CreateKeyRequest = Message<"latchkey.v2.CreateKeyRequest"> & {
   apiId: string;
 
   /**
-   * Placed before the random part: "<prefix>_<random>"; 1 to 16 letters, digits or "_".
+   * Placed before the random part: `<prefix>_<random>`; 1 to 16 letters, digits or `_`.
    *
    * @generated from field: optional string prefix = 2;
    */
@@ -290,7 +290,7 @@ export type CreateKeyResponseData = Message<"latchkey.v2.CreateKeyResponseData">
   keyId: string;
 
   /**
-   * The secret key, "<prefix>_<base58>". It is not stored and cannot be shown again.
+   * The secret key, `<prefix>_<base58>`. It is not stored and cannot be shown again.
    *
    * @generated from field: string key = 2;
    */
@@ -1786,7 +1786,7 @@ export const KeysService: GenService<{
    * VerifyKey checks a secret key and, when it is valid, spends its rate limits and credits.
    * Outcomes are answers (valid, code), not errors. A key is only ever looked for in one
    * tenant, else NOT_FOUND: with a root key, in the root key's workspace and an API it may
-   * verify (api.<apiId>.verify_key); with `apiId`, in that API too. The Authorization header
+   * verify (`api.<apiId>.verify_key`); with `apiId`, in that API too. The Authorization header
    * is optional when `apiId` is given: the key must then belong to that API (an unknown
    * apiId is just NOT_FOUND). Without both, the call is 401 unless the instance holds exactly
    * one workspace (the embedded default deployment), whose keys it then verifies. Unlike the
