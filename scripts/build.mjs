@@ -1,4 +1,5 @@
-// Builds dist/ from src/ and gen/: `npm run build` always, `npm start` (prestart) and
+// Builds dist/ from src/ and gen/, and packages/client/dist/ (the @latchkey/client package,
+// compiled from its src/ and the same gen/): `npm run build` always, `npm start` (prestart) and
 // `npm test` (pretest) only when dist/ is missing or older than its sources, so a start
 // with an up-to-date dist/ costs a few milliseconds here instead of a compilation.
 //
@@ -28,7 +29,17 @@ const DIST = join(ROOT, "dist");
 const STAMP = join(DIST, ".build-stamp");
 const LOCK = join(DIST, ".build-lock");
 /** What dist/ is made from: a change to any of these (or a file added or removed) rebuilds. */
-const INPUTS = ["src", "gen", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs"];
+const INPUTS = [
+  "src",
+  "gen",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "scripts/build.mjs",
+  "packages/client/src",
+  "packages/client/tsconfig.json",
+];
+/** The compilations, each a tsconfig that emits. */
+const PROJECTS = ["tsconfig.build.json", "packages/client/tsconfig.json"];
 /** Files the compiler does not emit, copied as they are. */
 const COPIES = [
   ["src/storage/migrations", "dist/src/storage/migrations"],
@@ -122,8 +133,10 @@ function build() {
   const inputsAt = newestInput();
   const tsc = join(ROOT, "node_modules/.bin/tsc");
   if (!existsSync(tsc)) throw new Error("node_modules/.bin/tsc is missing: run `npm ci` first");
-  const compiled = spawnSync(tsc, ["-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
-  if (compiled.status !== 0) return false;
+  for (const project of PROJECTS) {
+    const compiled = spawnSync(tsc, ["-p", project], { cwd: ROOT, stdio: "inherit" });
+    if (compiled.status !== 0) return false;
+  }
   for (const [from, to] of COPIES) copyDirectory(join(ROOT, from), join(ROOT, to));
   // The inputs' time as the build began: a file edited during the build makes the next
   // check rebuild.

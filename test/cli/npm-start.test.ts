@@ -92,6 +92,7 @@ describe.skipIf(currentEngine() !== "pglite")("npm start", { timeout: 300_000 },
       "package.json",
       "tsconfig.json",
       "tsconfig.build.json",
+      "packages/client",
     ])
       cpSync(join(ROOT, path), join(copy, path), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));

@@ -1,7 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  createLatchkeyClient,
+  ErrorDetailSchema,
+  type LatchkeyClient,
+  type LatchkeyClientOptions,
+  rootKeyInterceptor,
+  VerifyKeyCode,
+} from "../../packages/client/src/index.js";
 import { useServer } from "../harness/server.js";
 import {
   buildGoClient,
@@ -14,7 +24,9 @@ import {
 
 // Clients generated from proto/ by other languages' stock toolchains, as docs/clients.md
 // tells a team to, calling the grpc-js port: verify_key.go and verify_key.py create an API
-// and a key, verify it and a wrong one, and read the ErrorDetail of a refused call.
+// and a key, verify it and a wrong one, and read the ErrorDetail of a refused call. Then the
+// TypeScript package's own code (packages/client), in process, each way it can reach the
+// server; test/package/pack.test.ts installs that package packed and runs it on another Node.
 
 const s = useServer();
 const dir = mkdtempSync(join(tmpdir(), "latchkey-clients-"));
@@ -80,3 +92,51 @@ describe.skipIf(python.found === undefined)(
     }, 120_000);
   },
 );
+
+/** Creates an API and a key through `client` and verifies the key; returns the verdict. */
+async function roundTrip(client: LatchkeyClient): Promise<VerifyKeyCode | undefined> {
+  const api = await client.apis.createApi({ name: "from-typescript" });
+  const key = await client.keys.createKey({ apiId: api.data?.apiId ?? "" });
+  const verified = await client.keys.verifyKey({ key: key.data?.key ?? "" });
+  return verified.data?.code;
+}
+
+describe("the TypeScript client @latchkey/client", () => {
+  const fetchWays: [string, Partial<LatchkeyClientOptions>][] = [
+    ["Connect with JSON (the default)", {}],
+    ["Connect with protobuf binary", { useBinaryFormat: true }],
+    ["gRPC-web", { protocol: "grpc-web" }],
+  ];
+  it.each(fetchWays)("calls the main port over fetch with %s", async (_, way) => {
+    const client = createLatchkeyClient({ baseUrl: s.url, rootKey: s.rootKey, ...way });
+    expect(await roundTrip(client)).toBe(VerifyKeyCode.VALID);
+  });
+
+  it("calls through a transport it is given: gRPC over HTTP/2 on the gRPC port", async () => {
+    const transport = createGrpcTransport({
+      baseUrl: `http://127.0.0.1:${s.app.grpcPort}`,
+      interceptors: [rootKeyInterceptor(s.rootKey)],
+    });
+    expect(await roundTrip(createLatchkeyClient({ transport }))).toBe(VerifyKeyCode.VALID);
+  });
+
+  it("throws a refusal as a ConnectError carrying the catalog's ErrorDetail", async () => {
+    const anonymous = createLatchkeyClient({ baseUrl: s.url });
+    const err = await anonymous.apis.createApi({ name: "no-root-key" }).then(
+      () => expect.fail("a call without a root key was answered"),
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(err.findDetails(ErrorDetailSchema)[0]).toMatchObject({
+      status: 401,
+      code: "err:svc:authentication:missing",
+    });
+  });
+
+  it("names the protocols it offers when given another", () => {
+    const grpc = { baseUrl: s.url, protocol: "grpc" } as unknown as LatchkeyClientOptions;
+    expect(() => createLatchkeyClient(grpc)).toThrow(
+      /"connect" or "grpc-web".*createGrpcTransport/,
+    );
+  });
+});

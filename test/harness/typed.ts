@@ -1,4 +1,5 @@
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type { LatchkeyClient } from "@latchkey/client";
 import { expect } from "vitest";
 import { AnalyticsService } from "../../gen/latchkey/v2/analytics_pb.js";
 import { ApisService } from "../../gen/latchkey/v2/apis_pb.js";
@@ -8,7 +9,6 @@ import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
-import type { LatchkeyClient } from "../../src/client/index.js";
 
 /**
  * Typed clients of every service, the shape the package's own client has: a procedure's

@@ -60,10 +60,12 @@ describe("deploy/Dockerfile", () => {
     expect(exposed.sort()).toEqual([env.PORT, env.GRPC_PORT].sort());
   });
 
-  it("runs the packaged Node on the package's entry point, from the install in WORKDIR", () => {
+  it("runs the image's Node on the package's entry point, from the install in WORKDIR", () => {
     const workdir = of("WORKDIR").at(-1)?.args;
     const cmd = JSON.parse(of("CMD").at(-1)?.args ?? "[]");
-    expect(cmd[0]).toBe(`${workdir}/node_modules/.bin/node`);
+    // Where the official image puts its Node: the package brings none.
+    expect(cmd[0]).toBe("/usr/local/bin/node");
+    expect(cmd[1]).toBe(`${workdir}/node_modules/latchkey/dist/src/cli/main.js`);
     expectInstallPaths(image.map((i) => i.args).join("\n"), workdir as string);
   });
 
@@ -193,9 +195,9 @@ describe("deploy/latchkey.service", () => {
     expectSettings(env);
   });
 
-  it("runs the packaged Node of the install on the package's entry point, as a non-root user", () => {
+  it("runs the system's Node on the package's entry point, as a non-root user", () => {
     const [node, entry, command] = (values("ExecStart").at(-1) ?? "").split(/\s+/);
-    expect(node).toBe("/opt/latchkey/node_modules/.bin/node");
+    expect(node).toBe("/usr/bin/node");
     expect(entry).toBe("/opt/latchkey/node_modules/latchkey/dist/src/cli/main.js");
     expect(command).toBe("serve");
     expectInstallPaths(source, "/opt/latchkey");
