@@ -47,6 +47,9 @@ const shared = {
 export default defineConfig({
   test: {
     reporters: ["default"],
+    // Two files at a time on this two-core machine: a file spends much of its time waiting
+    // (on its server's database thread, on PostgreSQL, on processes it starts).
+    maxWorkers: 2,
     projects: [
       {
         // Pure logic: no server, no database, run once.
