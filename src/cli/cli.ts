@@ -1,8 +1,8 @@
-#!/usr/bin/env node
 import { closest } from "../domain/closest.js";
 import { type Command, commandHelp, parseCommand, UsageError } from "./command.js";
 import { migrateCommand } from "./database.js";
 import { describeFailure } from "./failure.js";
+import { type Io, writeLine } from "./io.js";
 import { rootKeyCommands } from "./root-key.js";
 import { serveCommand } from "./serve.js";
 import { packageVersion } from "./version.js";
@@ -76,24 +76,32 @@ function helpFor(words: string[]): string {
   return commandHelp(command);
 }
 
-async function run(argv: string[]): Promise<void> {
+async function run(argv: string[], io: Io): Promise<void> {
   const [first] = argv;
-  if (first === undefined || first === "-h" || first === "--help") return console.log(HELP);
-  if (first === "--version") return console.log(packageVersion());
-  if (first === "help") return console.log(helpFor(argv.slice(1)));
+  const print = (text: string) => writeLine(io.stdout, text);
+  if (first === undefined || first === "-h" || first === "--help") return print(HELP);
+  if (first === "--version") return print(packageVersion());
+  if (first === "help") return print(helpFor(argv.slice(1)));
   if (GROUPS.has(first) && (argv[1] === "-h" || argv[1] === "--help")) {
-    return console.log(groupHelp(first));
+    return print(groupHelp(first));
   }
   const { command, rest } = find(argv);
   const parsed = parseCommand(command, rest);
-  if (parsed.help) return console.log(commandHelp(command));
-  await command.run(parsed);
+  if (parsed.help) return print(commandHelp(command));
+  await command.run(parsed, io);
 }
 
-run(process.argv.slice(2)).catch((err: unknown) => {
-  const failure = describeFailure(err);
-  // Synchronous on a pipe or terminal (Linux): the line is out before the exit, and the exit
-  // does not wait for what a failed start may have left open (a client still reconnecting).
-  process.stderr.write(`${failure.text}\n`);
-  process.exit(failure.exitCode);
-});
+/**
+ * Runs `latchkey <argv>` and resolves with its exit code: 0 once the command has done its
+ * work (for serve: once it listens), else the failure's code after one line on stderr.
+ */
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  try {
+    await run(argv, io);
+    return 0;
+  } catch (err) {
+    const failure = describeFailure(err);
+    writeLine(io.stderr, failure.text);
+    return failure.exitCode;
+  }
+}
