@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { flagOf, SETTINGS } from "../../src/config/settings.js";
+import { settingsReference, withReference } from "../../src/config/settings-reference.js";
 import { describeDatabaseUrl } from "../../src/config/urls.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
@@ -89,11 +90,12 @@ describe("loadConfig", () => {
 });
 
 describe("the settings table", () => {
-  const deploying = readFileSync(new URL("../../docs/deploying.md", import.meta.url), "utf8");
-
-  it.each(Object.entries(SETTINGS))("%s has its row in docs/deploying.md", (_, s) => {
-    const shown = s.shownDefault === "(unset)" ? "(unset)" : `\`${s.shownDefault}\``;
-    expect(deploying).toContain(`| \`${s.env}\` | ${shown} |`);
+  it("is the reference in docs/configuration.md, a row per setting (npm run docs:settings)", () => {
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const section = settingsReference();
+    expect(withReference(page, section), "the reference's markers").toBeDefined();
+    expect(withReference(page, section), "run npm run docs:settings").toBe(page);
+    for (const s of Object.values(SETTINGS)) expect(section).toContain(`| \`${s.env}\` |`);
   });
 
   it("derives one flag per setting, none twice", () => {
