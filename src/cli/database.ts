@@ -11,6 +11,14 @@ import type { Command, OptionSpec, Parsed } from "./command.js";
 import { type Io, writeLine } from "./io.js";
 import { settingFlags, settingOption } from "./setting-flags.js";
 
+/**
+ * The admin operations, loaded when a command runs them: they bring in every procedure's
+ * options (for the permission check), which help, --version and refusals do not need.
+ */
+export function admin(): Promise<typeof import("../admin/commands.js")> {
+  return import("../admin/commands.js");
+}
+
 /** The settings every command that opens the database takes as flags, as `serve` does. */
 const DATABASE_SETTINGS: SettingName[] = ["databaseUrl", "dataDir", "startupWaitS"];
 

@@ -1,14 +1,8 @@
-import {
-  AdminError,
-  checkRootKeyPermissions,
-  createRootKey,
-  listRootKeys,
-  revokeRootKey,
-} from "../admin/commands.js";
+import { AdminError } from "../admin/errors.js";
 import { ALL_PERMISSIONS } from "../domain/root-permissions.js";
 import type { RootKeyRow } from "../storage/queries/root-keys.js";
 import type { Command } from "./command.js";
-import { databaseOptions, withDatabase } from "./database.js";
+import { admin, databaseOptions, withDatabase } from "./database.js";
 import { writeLine } from "./io.js";
 import { printTable, timestamp } from "./table.js";
 
@@ -48,6 +42,7 @@ const create: Command = {
       throw new AdminError("give --permission/--permissions or --all, not both");
     }
     const granted = all ? [ALL_PERMISSIONS] : permissions;
+    const { checkRootKeyPermissions, createRootKey } = await admin();
     checkRootKeyPermissions(granted);
     await withDatabase(parsed, io, async ({ deps }) => {
       const key = await createRootKey(
@@ -81,6 +76,7 @@ const list: Command = {
   run: (parsed, io) =>
     withDatabase(parsed, io, async ({ deps }) => {
       const now = deps.clock.now();
+      const { listRootKeys } = await admin();
       const keys = await listRootKeys(deps, parsed.values.workspace as string | undefined);
       printTable(
         io.stdout,
@@ -106,6 +102,7 @@ const revoke: Command = {
   async run(parsed, io) {
     const id = parsed.positionals[0];
     if (!id) throw new AdminError("usage: latchkey root-key revoke ID");
+    const { revokeRootKey } = await admin();
     await withDatabase(parsed, io, async ({ deps }) => {
       await revokeRootKey(deps, id);
       writeLine(io.stdout, `revoked ${id}`);

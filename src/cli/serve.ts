@@ -1,4 +1,4 @@
-import { type App, startApp } from "../app.js";
+import type { App } from "../app.js";
 import { SETTINGS, type SettingName } from "../config/settings.js";
 import { type Config, loadConfig } from "../config.js";
 import { createLogger } from "../log.js";
@@ -41,6 +41,9 @@ async function serve(config: Config, io: Io): Promise<void> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   try {
+    // Loaded here, not with the command line: help, --version and the admin commands do not
+    // pay for loading every door.
+    const { startApp } = await import("../app.js");
     app = await startApp({ config, log: createLogger(config.logLevel, io.stdout) });
   } catch (err) {
     // A start that failed leaves nothing to stop: the caller reports the failure.

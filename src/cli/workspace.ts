@@ -1,6 +1,5 @@
-import { createWorkspace, listWorkspaces } from "../admin/commands.js";
 import type { Command } from "./command.js";
-import { databaseOptions, withDatabase } from "./database.js";
+import { admin, databaseOptions, withDatabase } from "./database.js";
 import { writeLine } from "./io.js";
 import { printTable, timestamp } from "./table.js";
 
@@ -15,6 +14,7 @@ const create: Command = {
   run: (parsed, io) =>
     withDatabase(parsed, io, async ({ deps }) => {
       const name = parsed.values.name as string | undefined;
+      const { createWorkspace } = await admin();
       writeLine(io.stdout, await createWorkspace(deps, name ?? "workspace"));
     }),
 };
@@ -29,7 +29,7 @@ const list: Command = {
       printTable(
         io.stdout,
         ["id", "name", "created", "default"],
-        (await listWorkspaces(deps)).map((w) => [
+        (await (await admin()).listWorkspaces(deps)).map((w) => [
           w.id,
           w.name,
           timestamp(w.createdAt),
