@@ -23,9 +23,14 @@ if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
 
 // Files whose subject does not depend on the server's database engine (the packed tarball, the
 // generated clients of other languages, the browser page, the OpenAPI document and its
-// examples, the Redis limiter): run once, with the PGlite group, not again on PostgreSQL.
+// examples, the Redis limiter, the bin and its start-up): run once, with the PGlite group, not
+// again on PostgreSQL.
 const ENGINE_INDEPENDENT = [
   "test/package/**",
+  "test/cli/bin.test.ts",
+  "test/cli/first-root-key.test.ts",
+  "test/cli/startup.test.ts",
+  "test/cli/npm-start.test.ts",
   "test/clients/**",
   "test/server/docs-browser.test.ts",
   "test/server/openapi.test.ts",

@@ -7,7 +7,7 @@ export { ConfigError } from "./config/parsers.js";
 
 /**
  * Everything Latchkey reads from its environment, parsed and checked once at start: each
- * setting of the table in `config/settings.ts` (see its help there and docs/deploying.md),
+ * setting of the table in `config/settings.ts` (see its help there and docs/configuration.md),
  * with the peppers made into `keyHashing`, and the fixed bounds.
  */
 export type Config = Omit<

@@ -45,6 +45,15 @@ export async function createWorkspace(deps: AdminDeps, name: string): Promise<st
   return id;
 }
 
+/**
+ * Refuses a root key's permissions when there are none or one names nothing a procedure
+ * checks. The CLI calls it before opening the database, so a typo is told at once.
+ */
+export function checkRootKeyPermissions(permissions: string[]): void {
+  if (permissions.length === 0) throw new AdminError("give --permission P (repeatable) or --all");
+  for (const p of permissions) checkGrantable(p);
+}
+
 /** Creates a root key in a workspace; returns its id and the secret (shown once). */
 export async function createRootKey(
   deps: AdminDeps,
@@ -52,8 +61,7 @@ export async function createRootKey(
   permissions: string[],
   name: string | null,
 ): Promise<{ id: string; secret: string }> {
-  if (permissions.length === 0) throw new AdminError("give --permission P (repeatable) or --all");
-  for (const p of permissions) checkGrantable(p);
+  checkRootKeyPermissions(permissions);
   return mutateAs(deps, cliActor(workspaceId), async (tx, change) => {
     if (!(await workspaceFindById(tx, workspaceId))) {
       throw new AdminError(`workspace ${workspaceId} does not exist`);

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { closest } from "../domain/closest.js";
+import type { Io } from "./io.js";
 
 /** A mistake in the command line: printed as one line, exit code 2. */
 export class UsageError extends Error {
@@ -33,7 +34,7 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** The positional arguments it takes, by name (checked: none more). */
   positionals?: string[];
-  run(parsed: Parsed): Promise<void>;
+  run(parsed: Parsed, io: Io): Promise<void>;
 }
 
 const HELP_OPTION: OptionSpec = { type: "boolean", help: "show this help" };

@@ -1,100 +1,15 @@
-// The latchkey commands, run on import: main.ts (the bin) loads this module once it has
-// checked the Node version, so nothing here is loaded on a Node too old to run it.
-import { closest } from "../domain/closest.js";
-import { type Command, commandHelp, parseCommand, UsageError } from "./command.js";
-import { migrateCommand } from "./database.js";
-import { describeFailure } from "./failure.js";
-import { rootKeyCommands } from "./root-key.js";
-import { serveCommand } from "./serve.js";
-import { packageVersion } from "./version.js";
-import { workspaceCommands } from "./workspace.js";
+// Runs the command the arguments name, on import: main.ts (the bin) loads this module once it
+// has checked the Node version, so nothing here is loaded on a Node too old to run it.
+import { pino } from "pino";
+import { runCli } from "./cli.js";
 
-const COMMANDS: Command[] = [
-  serveCommand,
-  migrateCommand,
-  ...workspaceCommands,
-  ...rootKeyCommands,
-];
-/** The first words of commands that have several: `root-key` → create, list, revoke. */
-const GROUPS = new Set(
-  COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]),
-);
-
-const HELP = `latchkey: an API key management service
-
-Usage: latchkey <command> [options]
-
-Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join("\n")}
-  help <command>    the help of a command (or: latchkey <command> --help)
-
-Options: -h, --help (this help), --version (the version).
-Settings come from the environment or from serve's options (see latchkey serve --help).`;
-
-function groupHelp(group: string): string {
-  const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
-  return [
-    `Usage: latchkey ${group} <${members.map((c) => c.name.split(" ")[1]).join("|")}> [options]`,
-    "",
-    ...members.map((c) => `  ${c.name.padEnd(18)}${c.summary}`),
-  ].join("\n");
-}
-
-/** The command the words name, with the arguments after its name; a UsageError otherwise. */
-function find(words: string[]): { command: Command; rest: string[] } {
-  const [first = "", second] = words;
-  const two = COMMANDS.find((c) => c.name === `${first} ${second}`);
-  if (two) return { command: two, rest: words.slice(2) };
-  const one = COMMANDS.find((c) => c.name === first);
-  if (one) return { command: one, rest: words.slice(1) };
-  if (GROUPS.has(first)) {
-    const subcommands = COMMANDS.filter((c) => c.name.startsWith(`${first} `)).map(
-      (c) => c.name.split(" ")[1] as string,
-    );
-    const what = second === undefined ? "needs a subcommand" : `has no subcommand '${second}'`;
-    const near = second === undefined ? undefined : closest(second, subcommands, 3);
-    throw new UsageError(
-      `'latchkey ${first}' ${what}${near ? `; did you mean ${near}?` : ""} (one of: ${subcommands.join(", ")})`,
-    );
-  }
-  const kind = first.startsWith("-") ? "option" : "command";
-  const names =
-    kind === "option"
-      ? ["--help", "--version"]
-      : [...COMMANDS.map((c) => c.name.split(" ")[0] as string), "help"];
-  const near = closest(first, new Set(names), 3);
-  throw new UsageError(
-    `unknown ${kind} '${first}'${near ? `; did you mean ${near}?` : ""} (latchkey --help lists them)`,
-  );
-}
-
-/** Help for `latchkey help [words]`: the whole CLI, a group, or one command. */
-function helpFor(words: string[]): string {
-  if (words.length === 0) return HELP;
-  if (words.length === 1 && GROUPS.has(words[0] as string)) return groupHelp(words[0] as string);
-  const { command, rest } = find(words);
-  if (rest.length > 0) throw new UsageError(`no help for '${words.join(" ")}'`);
-  return commandHelp(command);
-}
-
-async function run(argv: string[]): Promise<void> {
-  const [first] = argv;
-  if (first === undefined || first === "-h" || first === "--help") return console.log(HELP);
-  if (first === "--version") return console.log(packageVersion());
-  if (first === "help") return console.log(helpFor(argv.slice(1)));
-  if (GROUPS.has(first) && (argv[1] === "-h" || argv[1] === "--help")) {
-    return console.log(groupHelp(first));
-  }
-  const { command, rest } = find(argv);
-  const parsed = parseCommand(command, rest);
-  if (parsed.help) return console.log(commandHelp(command));
-  await command.run(parsed);
-}
-
-run(process.argv.slice(2)).catch((err: unknown) => {
-  const failure = describeFailure(err);
-  // Synchronous on a pipe or terminal (Linux): the line is out before the exit, and the exit
-  // does not wait for what a failed start may have left open (a client still reconnecting).
-  process.stderr.write(`${failure.text}\n`);
-  process.exit(failure.exitCode);
+// Synchronous writes (pino's sonic-boom): a failure's line is out before the exit, and a
+// reader that went away (a broken pipe) stops the output instead of the exit.
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: pino.destination({ dest: 1, sync: true }),
+  stderr: pino.destination({ dest: 2, sync: true }),
 });
+// A failed start may have left a client reconnecting: the exit does not wait for it. A
+// command that succeeded ends when its work does (serve: when it is stopped).
+if (code !== 0) process.exit(code);

@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import type { AdminDeps } from "../admin/commands.js";
 import { InvalidationBus } from "../cache/bus.js";
 import type { SettingName } from "../config/settings.js";
@@ -9,7 +8,16 @@ import { createLogger } from "../log.js";
 import { openDatabaseWhenUp } from "../startup/database.js";
 import { migrate } from "../storage/migrate.js";
 import type { Command, OptionSpec, Parsed } from "./command.js";
+import { type Io, writeLine } from "./io.js";
 import { settingFlags, settingOption } from "./setting-flags.js";
+
+/**
+ * The admin operations, loaded when a command runs them: they bring in every procedure's
+ * options (for the permission check), which help, --version and refusals do not need.
+ */
+export function admin(): Promise<typeof import("../admin/commands.js")> {
+  return import("../admin/commands.js");
+}
 
 /** The settings every command that opens the database takes as flags, as `serve` does. */
 const DATABASE_SETTINGS: SettingName[] = ["databaseUrl", "dataDir", "startupWaitS"];
@@ -32,10 +40,11 @@ export interface AdminContext {
  */
 export async function withDatabase<T>(
   parsed: Parsed,
+  io: Io,
   fn: (ctx: AdminContext) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(process.env, settingFlags(parsed.values, DATABASE_SETTINGS));
-  const log = createLogger(config.logLevel, pino.destination({ dest: 2, sync: true }));
+  const config = loadConfig(io.env, settingFlags(parsed.values, DATABASE_SETTINGS));
+  const log = createLogger(config.logLevel, io.stderr);
   const db = await openDatabaseWhenUp(config, log);
   try {
     const applied = await migrate(db, systemClock.now());
@@ -57,9 +66,10 @@ export const migrateCommand: Command = {
   usage: "[options]",
   summary: "Applies pending database migrations and exits (serve does it at every start).",
   options: databaseOptions,
-  run: (parsed) =>
-    withDatabase(parsed, async ({ applied }) => {
-      console.log(
+  run: (parsed, io) =>
+    withDatabase(parsed, io, async ({ applied }) => {
+      writeLine(
+        io.stdout,
         applied.length ? `applied migrations ${applied.join(", ")}` : "database is up to date",
       );
     }),

@@ -1,8 +1,9 @@
-import { AdminError, createRootKey, listRootKeys, revokeRootKey } from "../admin/commands.js";
+import { AdminError } from "../admin/errors.js";
 import { ALL_PERMISSIONS } from "../domain/root-permissions.js";
 import type { RootKeyRow } from "../storage/queries/root-keys.js";
 import type { Command } from "./command.js";
-import { databaseOptions, withDatabase } from "./database.js";
+import { admin, databaseOptions, withDatabase } from "./database.js";
+import { writeLine } from "./io.js";
 import { printTable, timestamp } from "./table.js";
 
 /** `--permission P` (repeatable) and `--permissions P,Q`, together, without repeats. */
@@ -32,7 +33,7 @@ const create: Command = {
     name: { type: "string", value: "NAME", help: "a name to tell it by" },
     ...databaseOptions,
   },
-  async run(parsed) {
+  async run(parsed, io) {
     const workspace = parsed.values.workspace as string | undefined;
     if (!workspace) throw new AdminError("--workspace is required");
     const permissions = permissionsOf(parsed.values);
@@ -40,15 +41,18 @@ const create: Command = {
     if (all && permissions.length > 0) {
       throw new AdminError("give --permission/--permissions or --all, not both");
     }
-    await withDatabase(parsed, async ({ deps }) => {
+    const granted = all ? [ALL_PERMISSIONS] : permissions;
+    const { checkRootKeyPermissions, createRootKey } = await admin();
+    checkRootKeyPermissions(granted);
+    await withDatabase(parsed, io, async ({ deps }) => {
       const key = await createRootKey(
         deps,
         workspace,
-        all ? [ALL_PERMISSIONS] : permissions,
+        granted,
         (parsed.values.name as string | undefined) ?? null,
       );
-      console.error(`created root key ${key.id}; the secret below is shown only once`);
-      console.log(key.secret);
+      writeLine(io.stderr, `created root key ${key.id}; the secret below is shown only once`);
+      writeLine(io.stdout, key.secret);
     });
   },
 };
@@ -69,11 +73,13 @@ const list: Command = {
     workspace: { type: "string", value: "ID", help: "only this workspace's keys" },
     ...databaseOptions,
   },
-  run: (parsed) =>
-    withDatabase(parsed, async ({ deps }) => {
+  run: (parsed, io) =>
+    withDatabase(parsed, io, async ({ deps }) => {
       const now = deps.clock.now();
+      const { listRootKeys } = await admin();
       const keys = await listRootKeys(deps, parsed.values.workspace as string | undefined);
       printTable(
+        io.stdout,
         ["id", "name", "workspace", "created", "state", "permissions"],
         keys.map((k) => [
           k.id,
@@ -93,12 +99,13 @@ const revoke: Command = {
   summary: "Revokes a root key; every server stops accepting it at once.",
   options: databaseOptions,
   positionals: ["ID"],
-  async run(parsed) {
+  async run(parsed, io) {
     const id = parsed.positionals[0];
     if (!id) throw new AdminError("usage: latchkey root-key revoke ID");
-    await withDatabase(parsed, async ({ deps }) => {
+    const { revokeRootKey } = await admin();
+    await withDatabase(parsed, io, async ({ deps }) => {
       await revokeRootKey(deps, id);
-      console.log(`revoked ${id}`);
+      writeLine(io.stdout, `revoked ${id}`);
     });
   },
 };

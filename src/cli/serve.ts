@@ -1,13 +1,20 @@
-import { type App, startApp } from "../app.js";
+import type { App } from "../app.js";
 import { SETTINGS, type SettingName } from "../config/settings.js";
-import { loadConfig } from "../config.js";
-import type { Command } from "./command.js";
+import { type Config, loadConfig } from "../config.js";
+import { createLogger } from "../log.js";
+import type { Command, Parsed } from "./command.js";
+import type { Io } from "./io.js";
 import { settingFlags, settingOption } from "./setting-flags.js";
 
 const ALL_SETTINGS = Object.keys(SETTINGS) as SettingName[];
 
+/** serve's configuration: every setting from its flag when given, else from its variable. */
+export function serveConfig(values: Parsed["values"], env: Io["env"]): Config {
+  return loadConfig(env, settingFlags(values, ALL_SETTINGS));
+}
+
 /** Starts the app, and stops it gracefully on SIGTERM or SIGINT (a second signal: at once). */
-async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
+async function serve(config: Config, io: Io): Promise<void> {
   // The handlers go in before the app starts: it says "listening" from inside startApp, and a
   // SIGTERM sent on that line must still stop it gracefully (flushing its events), not kill it.
   let app: App | undefined;
@@ -26,14 +33,24 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
       },
     );
   };
-  const onSignal = (signal: string) => {
+  const onSignal = (signal: NodeJS.Signals) => {
     signals++;
     if (signals > 1) process.exit(1);
     stop(signal);
   };
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  app = await startApp({ config });
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  try {
+    // Loaded here, not with the command line: help, --version and the admin commands do not
+    // pay for loading every door.
+    const { startApp } = await import("../app.js");
+    app = await startApp({ config, log: createLogger(config.logLevel, io.stdout) });
+  } catch (err) {
+    // A start that failed leaves nothing to stop: the caller reports the failure.
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+    throw err;
+  }
   if (stopping) stop(stopping);
 }
 
@@ -44,7 +61,7 @@ export const serveCommand: Command = {
     "Serves every door: /v2 JSON, Connect, gRPC-web and gRPC on --port, gRPC on --grpc-port.",
   details:
     "Every option is also an environment variable (named in brackets); an option beats its\n" +
-    "variable. docs/deploying.md explains each.",
+    "variable. docs/configuration.md explains each.",
   options: Object.fromEntries(ALL_SETTINGS.map(settingOption)),
-  run: (parsed) => serve(loadConfig(process.env, settingFlags(parsed.values, ALL_SETTINGS))),
+  run: (parsed, io) => serve(serveConfig(parsed.values, io.env), io),
 };

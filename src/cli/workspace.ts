@@ -1,6 +1,6 @@
-import { createWorkspace, listWorkspaces } from "../admin/commands.js";
 import type { Command } from "./command.js";
-import { databaseOptions, withDatabase } from "./database.js";
+import { admin, databaseOptions, withDatabase } from "./database.js";
+import { writeLine } from "./io.js";
 import { printTable, timestamp } from "./table.js";
 
 const create: Command = {
@@ -11,10 +11,11 @@ const create: Command = {
     name: { type: "string", value: "NAME", help: "its name (default: workspace)" },
     ...databaseOptions,
   },
-  run: (parsed) =>
-    withDatabase(parsed, async ({ deps }) => {
+  run: (parsed, io) =>
+    withDatabase(parsed, io, async ({ deps }) => {
       const name = parsed.values.name as string | undefined;
-      console.log(await createWorkspace(deps, name ?? "workspace"));
+      const { createWorkspace } = await admin();
+      writeLine(io.stdout, await createWorkspace(deps, name ?? "workspace"));
     }),
 };
 
@@ -23,11 +24,12 @@ const list: Command = {
   usage: "[options]",
   summary: "Lists the workspaces: id, name, created, and which is the default.",
   options: databaseOptions,
-  run: (parsed) =>
-    withDatabase(parsed, async ({ deps }) => {
+  run: (parsed, io) =>
+    withDatabase(parsed, io, async ({ deps }) => {
       printTable(
+        io.stdout,
         ["id", "name", "created", "default"],
-        (await listWorkspaces(deps)).map((w) => [
+        (await (await admin()).listWorkspaces(deps)).map((w) => [
           w.id,
           w.name,
           timestamp(w.createdAt),

@@ -10,12 +10,16 @@ export class ConfigError extends Error {
  */
 export interface Setting<T> {
   readonly env: string;
-  /** One line for `latchkey serve --help`; docs/deploying.md says more. */
+  /** One line for `latchkey serve --help`; `doc` may say more in docs/configuration.md. */
   readonly help: string;
   /** The default as help and docs show it; `(unset)` when there is none. */
   readonly shownDefault: string;
   /** A secret: its value is never echoed, and its flag shows up in `ps`, so help says so. */
   readonly secret?: boolean;
+  /** The values it accepts, as the configuration reference shows them: `0 to 65535`. */
+  readonly accepts?: string;
+  /** What the configuration reference says of it, when more than `help`. */
+  readonly doc?: string;
   parse(raw: string | undefined, label: string): T;
 }
 
@@ -35,6 +39,7 @@ export function integer(
     env,
     help,
     shownDefault: String(fallback),
+    accepts: `${min} to ${max}`,
     parse(raw, label) {
       const text = given(raw);
       if (text === undefined) return fallback;
@@ -52,6 +57,7 @@ export function boolean(env: string, fallback: boolean, help: string): Setting<b
     env,
     help,
     shownDefault: String(fallback),
+    accepts: "true, false (or 1, 0)",
     parse(raw, label) {
       const text = given(raw);
       if (text === undefined) return fallback;
@@ -72,6 +78,7 @@ export function oneOf<const T extends string>(
     env,
     help: `${help} (${values.join(", ")})`,
     shownDefault: fallback,
+    accepts: values.join(", "),
     parse(raw, label) {
       const text = given(raw);
       if (text === undefined) return fallback;
@@ -94,16 +101,24 @@ export function optional(
     check?: (value: string, label: string) => string;
     /** The default as shown, when unset means something the caller derives. */
     shownDefault?: string;
+    /** What it accepts, as the configuration reference shows it. */
+    accepts?: string;
   } = {},
 ): Setting<string | undefined> {
   return {
     env,
     help,
     shownDefault: opts.shownDefault ?? "(unset)",
+    accepts: opts.accepts,
     secret: opts.secret,
     parse(raw, label) {
       const value = given(raw);
       return value === undefined || !opts.check ? value : opts.check(value, label);
     },
   };
+}
+
+/** The setting with a longer text for the configuration reference than its one line of help. */
+export function documented<T>(setting: Setting<T>, doc: string): Setting<T> {
+  return { ...setting, doc };
 }

@@ -1,5 +1,14 @@
 import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.js";
-import { boolean, ConfigError, integer, oneOf, optional, type Setting, text } from "./parsers.js";
+import {
+  boolean,
+  ConfigError,
+  documented,
+  integer,
+  oneOf,
+  optional,
+  type Setting,
+  text,
+} from "./parsers.js";
 import { checkDatabaseUrl, checkRedisUrl } from "./urls.js";
 
 /** Port of the grpc-js door; `off` leaves gRPC to the main port only. */
@@ -7,6 +16,7 @@ const grpcPort: Setting<number | undefined> = {
   env: "GRPC_PORT",
   help: "gRPC through grpc-js (the fast gRPC door); off disables it, 0 picks a free port",
   shownDefault: "9090",
+  accepts: "0 to 65535, off",
   parse(raw, label) {
     if (raw === "off") return undefined;
     return integer("GRPC_PORT", 9090, 0, 65535, "").parse(raw, label);
@@ -56,179 +66,244 @@ function previousPeppersCheck(list: string, label: string): string {
 /**
  * THE table of settings: every one Latchkey reads from its environment, with its bounds.
  * `loadConfig` reads them, `latchkey serve` takes each as a flag, its help lists them, and
- * docs/deploying.md has a row for each (a unit test keeps the docs complete).
+ * docs/configuration.md's reference is written from it (`npm run docs:settings`; a unit test
+ * fails while the page is out of date).
  */
 export const SETTINGS = {
-  port: integer("PORT", 8080, 0, 65535, "main port: /v2 JSON, Connect, gRPC-web and gRPC"),
-  grpcPort,
-  host: text("HOST", "0.0.0.0", "interface to bind"),
-  databaseUrl: optional("DATABASE_URL", "PostgreSQL URL; unset: embedded PGlite in DATA_DIR", {
-    secret: true,
-    check: checkDatabaseUrl,
-  }),
-  dataDir: text("DATA_DIR", "./data", "PGlite directory (without DATABASE_URL), one process"),
-  startupWaitS: integer(
-    "STARTUP_WAIT_S",
-    30,
-    0,
-    3600,
-    "seconds to keep retrying PostgreSQL and Redis at start while they come up",
+  port: documented(
+    integer("PORT", 8080, 0, 65535, "main port: /v2 JSON, Connect, gRPC-web and gRPC"),
+    "main port: /v2 JSON, Connect, gRPC-web and gRPC (HTTP/1.1 and cleartext HTTP/2 on one port)",
   ),
-  redisUrl: optional("REDIS_URL", "Redis for rate-limit counters; unset: in this process", {
-    secret: true,
-    check: checkRedisUrl,
-  }),
-  rootKey: optional("ROOT_KEY", "a root key with *.*.* held in memory (16+ characters)", {
-    secret: true,
-    check: rootKeyCheck,
-  }),
-  bootstrapRootKeyFile: optional(
-    "BOOTSTRAP_ROOT_KEY_FILE",
-    "where the first start writes its root key (mode 0600) when stdout is not a terminal",
-    { shownDefault: "DATA_DIR/first-root-key" },
+  grpcPort: documented(
+    grpcPort,
+    "gRPC through grpc-js (the fast gRPC door); `off` disables it, `0` picks a free port",
   ),
-  docsUrl: optional("DOCS_URL", "absolute base of error type URLs", { check: docsUrlCheck }),
-  keyHashPepper: optional("KEY_HASH_PEPPER", "server-side secret new key hashes are HMACs under", {
-    secret: true,
-    check: pepperCheck,
-  }),
-  keyHashPepperPrevious: optional(
-    "KEY_HASH_PEPPER_PREVIOUS",
-    `up to ${MAX_PREVIOUS_PEPPERS} comma-separated former peppers still accepted`,
-    { secret: true, check: previousPeppersCheck },
+  host: documented(text("HOST", "0.0.0.0", "interface to bind"), "interface to bind"),
+  databaseUrl: documented(
+    optional("DATABASE_URL", "PostgreSQL URL; unset: embedded PGlite in DATA_DIR", {
+      secret: true,
+      check: checkDatabaseUrl,
+      accepts: "a postgres:// or postgresql:// URL",
+    }),
+    "PostgreSQL 15+ URL (session pooling: LISTEN needs a session); unset means embedded PGlite",
+  ),
+  dataDir: documented(
+    text("DATA_DIR", "./data", "PGlite directory (without DATABASE_URL), one process"),
+    "PGlite directory when `DATABASE_URL` is unset; one process at a time (locked)",
+  ),
+  startupWaitS: documented(
+    integer(
+      "STARTUP_WAIT_S",
+      30,
+      0,
+      3600,
+      "seconds to keep retrying PostgreSQL and Redis at start while they come up",
+    ),
+    "how long a start (and the database commands) keeps retrying PostgreSQL and Redis while they come up (see [starting](deploying.md#starting))",
+  ),
+  redisUrl: documented(
+    optional("REDIS_URL", "Redis for rate-limit counters; unset: in this process", {
+      secret: true,
+      check: checkRedisUrl,
+      accepts: "a redis:// or rediss:// URL, or a socket path",
+    }),
+    "Redis for rate-limit counters (`redis://host:port`); unset: counters in the process, exact on one node only",
+  ),
+  rootKey: documented(
+    optional("ROOT_KEY", "a root key with *.*.* held in memory (16+ characters)", {
+      secret: true,
+      check: rootKeyCheck,
+      accepts: "16+ characters, no whitespace",
+    }),
+    "a root key with `*.*.*` in the default workspace, held in this process's memory only (at least 16 characters; nothing of it is stored, so give every node the same value; audit logs name it `rk_environment`); unset: the first start on an empty database creates a stored one (see [starting](deploying.md#starting))",
+  ),
+  bootstrapRootKeyFile: documented(
+    optional(
+      "BOOTSTRAP_ROOT_KEY_FILE",
+      "where the first start writes its root key (mode 0600) when stdout is not a terminal",
+      { shownDefault: "DATA_DIR/first-root-key" },
+    ),
+    "where that first start writes the created root key (mode 0600) when stdout is not a terminal",
+  ),
+  docsUrl: documented(
+    optional("DOCS_URL", "absolute base of error type URLs", {
+      check: docsUrlCheck,
+      accepts: "an absolute http(s) URL",
+    }),
+    "absolute base of error `type` URLs: `<DOCS_URL>/api-reference/errors-v2/svc/<category>/<code>`; unset, the type is the relative reference `/api-reference/errors-v2/...` (this server's own error pages). Never taken from the request's `Host`",
+  ),
+  keyHashPepper: documented(
+    optional("KEY_HASH_PEPPER", "server-side secret new key hashes are HMACs under", {
+      secret: true,
+      check: pepperCheck,
+      accepts: `${MIN_PEPPER_LENGTH}+ characters, no whitespace or commas`,
+    }),
+    "keys and root keys created while it is set are stored as HMAC-SHA-256 under this server-side secret (32+ characters); older and migrated keys stay SHA-256 and keep verifying",
+  ),
+  keyHashPepperPrevious: documented(
+    optional(
+      "KEY_HASH_PEPPER_PREVIOUS",
+      `up to ${MAX_PREVIOUS_PEPPERS} comma-separated former peppers still accepted`,
+      {
+        secret: true,
+        check: previousPeppersCheck,
+        accepts: `up to ${MAX_PREVIOUS_PEPPERS} peppers, comma-separated`,
+      },
+    ),
+    "up to 4 comma-separated former peppers still accepted; a key found under one moves to the current pepper when it is used",
   ),
   // A string, not the union: pino takes any level name, and tests set theirs.
-  logLevel: oneOf<string>(
-    "LOG_LEVEL",
-    ["trace", "debug", "info", "warn", "error", "fatal", "silent"],
-    "info",
-    "log level",
+  logLevel: documented(
+    oneOf<string>(
+      "LOG_LEVEL",
+      ["trace", "debug", "info", "warn", "error", "fatal", "silent"],
+      "info",
+      "log level",
+    ),
+    "`trace`, `debug` (one line per call), `info`, `warn`, `error`, `fatal`, `silent`",
   ),
-  verifyRequiresRootKey: boolean(
-    "VERIFY_REQUIRES_ROOT_KEY",
-    false,
-    "keys.verifyKey requires a root key",
+  verifyRequiresRootKey: documented(
+    boolean("VERIFY_REQUIRES_ROOT_KEY", false, "keys.verifyKey requires a root key"),
+    "`true` makes `keys.verifyKey` require a root key (401 without one, `apiId` or not); `false` lets it verify header-less, scoped to the `apiId` sent (or, on an instance of one workspace, to that workspace)",
   ),
-  ratelimitFailureMode: oneOf(
-    "RATELIMIT_FAILURE_MODE",
-    ["open", "closed"],
-    "open",
-    "what rate limits do while Redis is unreachable",
+  ratelimitFailureMode: documented(
+    oneOf(
+      "RATELIMIT_FAILURE_MODE",
+      ["open", "closed"],
+      "open",
+      "what rate limits do while Redis is unreachable",
+    ),
+    "when Redis is unreachable: `open` admits (logged, counted in `latchkey_ratelimit_backend_failures_total`), `closed` answers 503 `service_unavailable`",
   ),
-  cacheMaxEntries: integer("CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000, "entries per cache"),
-  cacheTtlMs: integer("CACHE_TTL_MS", 10_000, 0, 30_000, "cache time to live"),
-  eventBufferSize: integer(
-    "EVENT_BUFFER_SIZE",
-    100_000,
-    1,
-    10_000_000,
-    "verification events held in memory at most",
+  cacheMaxEntries: documented(
+    integer("CACHE_MAX_ENTRIES", 100_000, 1, 10_000_000, "entries per cache"),
+    "entries per in-process cache (root keys, APIs, verification records)",
   ),
-  eventBufferBytes: integer(
-    "EVENT_BUFFER_BYTES",
-    67_108_864,
-    1_048_576,
-    17_179_869_184,
-    "memory held for encoded events at most",
+  cacheTtlMs: documented(
+    integer("CACHE_TTL_MS", 10_000, 0, 30_000, "cache time to live"),
+    "cache time to live, at most `30000` (changes propagate within 30 s even if a notification is lost)",
   ),
-  eventFlushIntervalMs: integer(
-    "EVENT_FLUSH_INTERVAL_MS",
-    1_000,
-    10,
-    60_000,
+  eventBufferSize: documented(
+    integer(
+      "EVENT_BUFFER_SIZE",
+      100_000,
+      1,
+      10_000_000,
+      "verification events held in memory at most",
+    ),
+    "verification events held in memory at most; beyond, events are dropped and counted",
+  ),
+  eventBufferBytes: documented(
+    integer(
+      "EVENT_BUFFER_BYTES",
+      67_108_864,
+      1_048_576,
+      17_179_869_184,
+      "memory held for encoded events at most",
+    ),
+    "memory held for encoded events at most (64 MiB; from 1 MiB; counted in the 256 KiB chunks the rows are written into): a count alone would let a flood of events with 20 tags of 512 characters take gigabytes while the database is down; beyond, events are dropped and counted",
+  ),
+  eventFlushIntervalMs: documented(
+    integer("EVENT_FLUSH_INTERVAL_MS", 1_000, 10, 60_000, "how often buffered events are written"),
     "how often buffered events are written",
   ),
-  eventRetentionDays: integer("EVENT_RETENTION_DAYS", 90, 1, 3650, "days analytics is kept"),
-  analyticsTimeoutMs: integer(
-    "ANALYTICS_TIMEOUT_MS",
-    5_000,
-    100,
-    300_000,
-    "longest an analytics query may run",
+  eventRetentionDays: documented(
+    integer("EVENT_RETENTION_DAYS", 90, 1, 3650, "days analytics is kept"),
+    "analytics older than this is removed from raw tables and rollups (checked hourly)",
   ),
-  analyticsMaxRows: integer(
-    "ANALYTICS_MAX_ROWS",
-    10_000,
-    1,
-    1_000_000,
+  analyticsTimeoutMs: documented(
+    integer("ANALYTICS_TIMEOUT_MS", 5_000, 100, 300_000, "longest an analytics query may run"),
+    "longest an `analytics.getVerifications` query may run (both engines; on the embedded one the query is cancelled by restarting the database thread)",
+  ),
+  analyticsMaxRows: documented(
+    integer("ANALYTICS_MAX_ROWS", 10_000, 1, 1_000_000, "most rows an analytics query may return"),
     "most rows an analytics query may return",
   ),
-  databasePoolSize: integer(
-    "DATABASE_POOL_SIZE",
-    10,
-    1,
-    1_000,
+  databasePoolSize: documented(
+    integer("DATABASE_POOL_SIZE", 10, 1, 1_000, "connections of the main PostgreSQL pool"),
     "connections of the main PostgreSQL pool",
   ),
-  statementTimeoutMs: integer(
-    "STATEMENT_TIMEOUT_MS",
-    10_000,
-    0,
-    3_600_000,
-    "longest one statement may run (0: no bound)",
+  statementTimeoutMs: documented(
+    integer(
+      "STATEMENT_TIMEOUT_MS",
+      10_000,
+      0,
+      3_600_000,
+      "longest one statement may run (0: no bound)",
+    ),
+    "longest one statement of the main pool may run, lock waits included (`0`: none); past it 503, nothing changed",
   ),
-  analyticsPoolSize: integer(
-    "ANALYTICS_POOL_SIZE",
-    2,
-    1,
-    100,
-    "connections of the analytics PostgreSQL pool",
+  analyticsPoolSize: documented(
+    integer("ANALYTICS_POOL_SIZE", 2, 1, 100, "connections of the analytics PostgreSQL pool"),
+    "connections of the analytics pool, apart from the main one (PostgreSQL)",
   ),
-  analyticsMaxConcurrentPerWorkspace: integer(
-    "ANALYTICS_MAX_CONCURRENT_PER_WORKSPACE",
-    2,
-    1,
-    100,
-    "analytics queries one workspace runs at once per node",
+  analyticsMaxConcurrentPerWorkspace: documented(
+    integer(
+      "ANALYTICS_MAX_CONCURRENT_PER_WORKSPACE",
+      2,
+      1,
+      100,
+      "analytics queries one workspace runs at once per node",
+    ),
+    "analytics queries one workspace runs at once per node; beyond, 429",
   ),
-  migrateKeysMaxConcurrentPerWorkspace: integer(
-    "MIGRATE_KEYS_MAX_CONCURRENT_PER_WORKSPACE",
-    1,
-    1,
-    100,
-    "keys.migrateKeys calls one workspace runs at once per node",
+  migrateKeysMaxConcurrentPerWorkspace: documented(
+    integer(
+      "MIGRATE_KEYS_MAX_CONCURRENT_PER_WORKSPACE",
+      1,
+      1,
+      100,
+      "keys.migrateKeys calls one workspace runs at once per node",
+    ),
+    "`keys.migrateKeys` calls one workspace runs at once per node; beyond, 429",
   ),
-  connectionIdleTimeoutMs: integer(
-    "CONNECTION_IDLE_TIMEOUT_MS",
-    30_000,
-    100,
-    3_600_000,
-    "an idle connection is closed after this",
+  connectionIdleTimeoutMs: documented(
+    integer(
+      "CONNECTION_IDLE_TIMEOUT_MS",
+      30_000,
+      100,
+      3_600_000,
+      "an idle connection is closed after this",
+    ),
+    "a connection with no request in flight that sends nothing this long is closed (every port, the protocol sniffer too)",
   ),
-  requestHeadersTimeoutMs: integer(
-    "REQUEST_HEADERS_TIMEOUT_MS",
-    10_000,
-    100,
-    600_000,
-    "longest a request may take to send its headers",
+  requestHeadersTimeoutMs: documented(
+    integer(
+      "REQUEST_HEADERS_TIMEOUT_MS",
+      10_000,
+      100,
+      600_000,
+      "longest a request may take to send its headers",
+    ),
+    "a request's headers (HTTP/2 and gRPC: preface and first HEADERS) must arrive within this; HTTP/1.1 gets 408",
   ),
-  requestTimeoutMs: integer(
-    "REQUEST_TIMEOUT_MS",
-    30_000,
-    100,
-    3_600_000,
-    "longest a whole request may take to arrive",
+  requestTimeoutMs: documented(
+    integer(
+      "REQUEST_TIMEOUT_MS",
+      30_000,
+      100,
+      3_600_000,
+      "longest a whole request may take to arrive",
+    ),
+    "a whole request, headers and body",
   ),
-  maxConnections: integer(
-    "MAX_CONNECTIONS",
-    10_000,
-    1,
-    1_000_000,
-    "open connections per listening port",
+  maxConnections: documented(
+    integer("MAX_CONNECTIONS", 10_000, 1, 1_000_000, "open connections per listening port"),
+    "open connections per listening port; beyond, a new connection is closed at once",
   ),
-  h2MaxConcurrentStreams: integer(
-    "H2_MAX_CONCURRENT_STREAMS",
-    100,
-    1,
-    10_000,
-    "streams per HTTP/2 or gRPC session",
+  h2MaxConcurrentStreams: documented(
+    integer("H2_MAX_CONCURRENT_STREAMS", 100, 1, 10_000, "streams per HTTP/2 or gRPC session"),
+    "streams per HTTP/2 or gRPC session (header list 64 KiB and session memory 32 MB are fixed)",
   ),
-  shutdownTimeoutMs: integer(
-    "SHUTDOWN_TIMEOUT_MS",
-    10_000,
-    0,
-    600_000,
-    "how long a stop waits for requests, then for event writes",
+  shutdownTimeoutMs: documented(
+    integer(
+      "SHUTDOWN_TIMEOUT_MS",
+      10_000,
+      0,
+      600_000,
+      "how long a stop waits for requests, then for event writes",
+    ),
+    "how long SIGTERM/SIGINT waits for in-flight requests, and then how long it keeps trying to write the buffered events while the database is unreachable",
   ),
 } as const satisfies Record<string, Setting<unknown>>;
 

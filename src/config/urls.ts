@@ -8,28 +8,48 @@ interface PostgresUrlParts {
   database: string;
 }
 
+/** Why a URL is refused; never a part of the URL itself. */
+type Refusal = { refused: string };
+
+const ENCODING = "@ / ? # % in a user or password percent-encoded as %40 %2F %3F %23 %25";
+const NOT_POSTGRES = `not a PostgreSQL URL; expected postgres://user:password@host:port/database, with ${ENCODING}`;
+const UNENCODED = `not a PostgreSQL URL: its user or password holds a character to encode (${ENCODING})`;
+
 /**
  * Splits a PostgreSQL URL as postgres.js does: the host list may name several hosts
- * (`h1:5432,h2:5432`), which WHATWG URL parsing refuses, so the URL is parsed with the first.
+ * (`h1:5432,h2:5433`), which WHATWG URL parsing refuses, so the URL is parsed with the first.
+ * A password with an unencoded `@`, `/`, `?`, `#` or `%` is refused: postgres.js would take
+ * a piece of it for a host (and name it in its errors) or throw on decoding it.
  */
-function postgresParts(url: string): PostgresUrlParts | undefined {
+function postgresParts(url: string): PostgresUrlParts | Refusal {
   const scheme = /^(postgres|postgresql):\/\//.exec(url);
-  if (!scheme) return undefined;
-  const authority = url.slice(scheme[0].length).split(/[?/]/)[0] ?? "";
-  const hosts = authority.slice(authority.indexOf("@") + 1);
+  if (!scheme) return { refused: NOT_POSTGRES };
+  const rest = url.slice(scheme[0].length);
+  const authority = rest.split(/[?/#]/)[0] ?? "";
+  const at = authority.indexOf("@");
+  // An @ past the host (in the path or query) or a second one in the authority is a
+  // password's character that was not encoded.
+  if (rest.indexOf("@") !== at || authority.indexOf("@", at + 1) !== -1) {
+    return { refused: UNENCODED };
+  }
+  const hosts = authority.slice(at + 1);
   try {
     const parsed = new URL(url.replace(hosts, hosts.split(",")[0] ?? ""));
+    // postgres.js decodes them on connecting; a bad escape would throw there.
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
     const database = decodeURIComponent(parsed.pathname.slice(1));
     return { hosts: decodeURIComponent(hosts) || "localhost", database };
   } catch {
-    return undefined;
+    return { refused: NOT_POSTGRES };
   }
 }
 
 export function checkDatabaseUrl(value: string, label: string): string {
-  if (!postgresParts(value)) {
+  const parts = postgresParts(value);
+  if ("refused" in parts) {
     throw new ConfigError(
-      `${label}: not a PostgreSQL URL; expected postgres://user:password@host:port/database (the value is not shown: it may hold a password)`,
+      `${label}: ${parts.refused} (the value is not shown: it may hold a password)`,
     );
   }
   return value;
@@ -38,20 +58,23 @@ export function checkDatabaseUrl(value: string, label: string): string {
 /** `host:port/database` of a checked PostgreSQL URL, without user or password. */
 export function describeDatabaseUrl(url: string): string {
   const parts = postgresParts(url);
-  return parts ? `${parts.hosts}/${parts.database}` : "the DATABASE_URL";
+  return "refused" in parts ? "the DATABASE_URL" : `${parts.hosts}/${parts.database}`;
 }
 
 export function checkRedisUrl(value: string, label: string): string {
   if (/^rediss?:\/\//.test(value)) {
     try {
-      new URL(value);
+      const parsed = new URL(value);
+      // ioredis decodes them on connecting; a bad escape would throw there.
+      decodeURIComponent(parsed.username);
+      decodeURIComponent(parsed.password);
       return value;
     } catch {
       // refused below
     }
   } else if (value.startsWith("/")) return value; // a Unix socket path
   throw new ConfigError(
-    `${label}: not a Redis URL; expected redis://[:password@]host:port[/db] or rediss://... (the value is not shown: it may hold a password)`,
+    `${label}: not a Redis URL; expected redis://[:password@]host:port[/db] or rediss://..., with % in a password encoded as %25 (the value is not shown: it may hold a password)`,
   );
 }
 

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { currentEngine } from "../harness/engine.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MIGRATIONS = readdirSync(join(ROOT, "src/storage/migrations")).sort();
@@ -50,8 +49,8 @@ async function until(condition: () => boolean, child: ChildProcess): Promise<boo
   return condition();
 }
 
-// npm and the build are the same on both engines: these run on the PGlite project.
-describe.skipIf(currentEngine() !== "pglite")("npm start", { timeout: 300_000 }, () => {
+// npm and the build are the same on both engines: these run once (ENGINE_INDEPENDENT).
+describe("npm start", { timeout: 300_000 }, () => {
   beforeAll(() => {
     // What `npm test` does first (pretest): dist/ is up to date from here on.
     const built = spawnSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: ROOT });

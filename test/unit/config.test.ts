@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { flagOf, SETTINGS } from "../../src/config/settings.js";
+import { settingsReference, withReference } from "../../src/config/settings-reference.js";
+import { describeDatabaseUrl } from "../../src/config/urls.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
 describe("loadConfig", () => {
@@ -46,6 +48,14 @@ describe("loadConfig", () => {
     ["postgres://u:s3cret@db:port/x", false],
     ["mysql://u:s3cret@db/x", false],
     ["u:s3cret@db/x", false],
+    // A password's @ / ? # % unencoded: postgres.js would connect to a piece of the password
+    // as a host (naming it in its errors and our logs) or throw while decoding it.
+    ["postgres://u:p@s3cret@127.0.0.1:5432/x", false],
+    ["postgres://u:12/s3cret@127.0.0.1:5432/x", false],
+    ["postgres://u:1?s3cret@127.0.0.1:5432/x", false],
+    ["postgres://u:1#s3cret@127.0.0.1:5432/x", false],
+    ["postgres://u:s3cret%zz@127.0.0.1:5432/x", false],
+    ["postgres://u%zz:s3cret@127.0.0.1:5432/x", false],
   ])("DATABASE_URL %s is accepted: %s; a refusal never shows it", (url, ok) => {
     if (ok) expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
     else {
@@ -64,15 +74,28 @@ describe("loadConfig", () => {
       /^REDIS_URL: not a Redis URL/,
     );
     expect(() => loadConfig({ REDIS_URL: "cache:s3cret@6379" })).not.toThrow(/s3cret/);
+    // ioredis throws while decoding a bad escape in the password: refused here instead.
+    expect(() => loadConfig({ REDIS_URL: "redis://:s3cret%zz@cache:6379" })).toThrow(
+      /^REDIS_URL: not a Redis URL/,
+    );
+    expect(() => loadConfig({ REDIS_URL: "redis://:s3cret%zz@cache:6379" })).not.toThrow(/s3cret/);
+  });
+
+  it("describes a PostgreSQL URL by its hosts and database only", () => {
+    expect(describeDatabaseUrl("postgres://u:p%40ss@h1:5432,h2:5433/db")).toBe(
+      "h1:5432,h2:5433/db",
+    );
+    expect(describeDatabaseUrl("postgres://u:p@s3cret@127.0.0.1:5432/x")).not.toContain("s3cret");
   });
 });
 
 describe("the settings table", () => {
-  const deploying = readFileSync(new URL("../../docs/deploying.md", import.meta.url), "utf8");
-
-  it.each(Object.entries(SETTINGS))("%s has its row in docs/deploying.md", (_, s) => {
-    const shown = s.shownDefault === "(unset)" ? "(unset)" : `\`${s.shownDefault}\``;
-    expect(deploying).toContain(`| \`${s.env}\` | ${shown} |`);
+  it("is the reference in docs/configuration.md, a row per setting (npm run docs:settings)", () => {
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const section = settingsReference();
+    expect(withReference(page, section), "the reference's markers").toBeDefined();
+    expect(withReference(page, section), "run npm run docs:settings").toBe(page);
+    for (const s of Object.values(SETTINGS)) expect(section).toContain(`| \`${s.env}\` |`);
   });
 
   it("derives one flag per setting, none twice", () => {
