@@ -44,7 +44,9 @@ const shared = {
   // Files of a worker share one module graph and the worker's PGlite databases (emptied
   // between files, test/harness/pglite-pool.ts): importing the server and booting PostgreSQL
   // in WebAssembly once per worker, not once per file, is most of what a file used to cost.
-  isolate: false,
+  // The mutation check (scripts/mutation-auth.mjs) changes a source file between runs of one
+  // Vitest, so it asks for a fresh module graph per file.
+  isolate: process.env.LATCHKEY_TEST_ISOLATE === "1",
   testTimeout: 60_000,
   hookTimeout: 120_000,
 };

@@ -305,7 +305,14 @@ async function worker(jobsPath) {
 function runWorker(jobs, i) {
   const jobsPath = join(tmpdir(), `latchkey-mutation-jobs-${process.pid}-${i}.json`);
   writeFileSync(jobsPath, JSON.stringify(jobs));
-  const env = { ...process.env, TEST_DATABASE_URL: "", TEST_REDIS_URL: "" };
+  // A fresh module graph per test file: a worker that kept one across runs would still hold
+  // the source as it was before the mutant was written (vitest.config.ts).
+  const env = {
+    ...process.env,
+    TEST_DATABASE_URL: "",
+    TEST_REDIS_URL: "",
+    LATCHKEY_TEST_ISOLATE: "1",
+  };
   delete env.TEST_DATABASE_URL;
   delete env.TEST_REDIS_URL;
   return new Promise((resolve, reject) => {

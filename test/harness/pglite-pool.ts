@@ -129,7 +129,9 @@ export async function leasePglite(
     async release() {
       if (closed) return;
       for (const unlisten of [...subscriptions]) await unlisten();
-      idle.push(pooled);
+      // With a module graph per file (vitest.config.ts) nothing would lend it again.
+      if (process.env.LATCHKEY_TEST_ISOLATE === "1") await discard(pooled);
+      else idle.push(pooled);
     },
   };
 }
