@@ -132,7 +132,7 @@ export function answersBetween(
   check(badCalls.length === 0, `${what}: calls not 200: ${JSON.stringify(badCalls)}`);
   check((codes.VALID ?? 0) > 0, `${what}: no VALID answers counted`);
   const counter = (name: string) =>
-    (after.values[`events_${name}`] ?? 0) - (before.values[`events_${name}`] ?? 0);
+    (after.values[`events_${name}_total`] ?? 0) - (before.values[`events_${name}_total`] ?? 0);
   return {
     codes,
     calls,

@@ -62,6 +62,28 @@ export const SETTINGS = {
   port: integer("PORT", 8080, 0, 65535, "main port: /v2 JSON, Connect, gRPC-web and gRPC"),
   grpcPort,
   host: text("HOST", "0.0.0.0", "interface to bind"),
+  adminPort: integer(
+    "ADMIN_PORT",
+    9091,
+    0,
+    65535,
+    "admin port: /metrics, /health/live and /health/ready (0 picks a free port)",
+  ),
+  adminHost: text("ADMIN_HOST", "127.0.0.1", "interface the admin port binds"),
+  readyTimeoutMs: integer(
+    "READY_TIMEOUT_MS",
+    2_000,
+    50,
+    60_000,
+    "longest a readiness check waits for the database or Redis before calling it failing",
+  ),
+  readyCacheMs: integer(
+    "READY_CACHE_MS",
+    1_000,
+    0,
+    60_000,
+    "how long a readiness result is reused, however often it is asked",
+  ),
   databaseUrl: optional("DATABASE_URL", "PostgreSQL URL; unset: embedded PGlite in DATA_DIR", {
     secret: true,
     check: checkDatabaseUrl,

@@ -98,7 +98,7 @@ describe.skipIf(!redisUrl)("RATELIMIT_FAILURE_MODE in the server", () => {
           expect(refused.status).toBe(503);
           expect(refused.errorCode).toBe("err:svc:application:service_unavailable");
         }
-        const metrics = (await s.raw("/metrics")).body as string;
+        const metrics = (await s.admin("/metrics")).text;
         expect(
           Number(/latchkey_ratelimit_backend_failures_total (\d+)/.exec(metrics)?.[1]),
         ).toBeGreaterThanOrEqual(2);
