@@ -70,7 +70,9 @@ describe("deploy/Dockerfile", () => {
   it("has a HEALTHCHECK on a health path of the admin port, which the image sets", () => {
     const check = of("HEALTHCHECK").at(-1)?.args ?? "";
     const env = Object.assign({}, ...of("ENV").map((i) => assignments(i.args)));
-    const path = /http:\/\/127\.0\.0\.1:\$\{process\.env\.ADMIN_PORT\}(\/[\w/.-]*)/.exec(check)?.[1];
+    const path = /http:\/\/127\.0\.0\.1:\$\{process\.env\.ADMIN_PORT\}(\/[\w/.-]*)/.exec(
+      check,
+    )?.[1];
     expect(path).toMatch(/^\/health\//);
     expect(adminServesGet(path as string)).toBe(true);
     expect(env.ADMIN_PORT).toBeDefined();
