@@ -141,6 +141,7 @@ describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
             DATA_DIR: data,
             PORT: "0",
             GRPC_PORT: "0",
+            ADMIN_PORT: "0",
             HOST: "127.0.0.1",
             LOG_LEVEL: "info",
           },
@@ -201,7 +202,13 @@ describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
     async () => {
       const data = mkdtempSync(join(tmpdir(), "latchkey-serve-"));
       const child = spawn(process.execPath, [CLI, "serve"], {
-        env: { PATH: process.env.PATH ?? "", DATA_DIR: data, PORT: "0", GRPC_PORT: "off" },
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATA_DIR: data,
+          PORT: "0",
+          GRPC_PORT: "off",
+          ADMIN_PORT: "0",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       });
       try {
@@ -243,6 +250,7 @@ describe(`the latchkey CLI on ${engine}`, { timeout: 300_000 }, () => {
           DATA_DIR: data,
           PORT: "0",
           GRPC_PORT: "off",
+          ADMIN_PORT: "0",
           HOST: "127.0.0.1",
           ROOT_KEY: rootKey,
           LOG_LEVEL: "info",

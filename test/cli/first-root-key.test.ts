@@ -25,7 +25,13 @@ function dataDir(): string {
   return d;
 }
 
-const BASE = { PORT: "0", GRPC_PORT: "off", HOST: "127.0.0.1", LOG_LEVEL: "info" };
+const BASE = {
+  PORT: "0",
+  GRPC_PORT: "off",
+  ADMIN_PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "info",
+};
 const SECRET = /root_[1-9A-HJ-NP-Za-km-z]{20,}/;
 
 async function createApi(port: number | undefined, key: string): Promise<number> {

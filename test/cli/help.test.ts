@@ -78,11 +78,24 @@ describe.skipIf(currentEngine() !== "pglite")(
       const data = mkdtempSync(join(tmpdir(), "latchkey-flags-"));
       // The environment says port 1 (refused without root) and a bad level; the flags win.
       const serving = startLatchkey(
-        ["serve", "--port", "0", "--grpc-port", "off", "--log-level", "info", "--data-dir", data],
+        [
+          "serve",
+          "--port",
+          "0",
+          "--grpc-port",
+          "off",
+          "--admin-port",
+          "0",
+          "--log-level",
+          "info",
+          "--data-dir",
+          data,
+        ],
         {
           PORT: "1",
           LOG_LEVEL: "nonsense",
           GRPC_PORT: "1",
+          ADMIN_PORT: "1",
           HOST: "127.0.0.1",
           ROOT_KEY: "k".repeat(20),
         },
@@ -90,6 +103,7 @@ describe.skipIf(currentEngine() !== "pglite")(
       try {
         expect(await serving.listening(), serving.stderr()).toBe(true);
         expect(serving.port()).toBeGreaterThan(1);
+        expect(Number(/"adminPort":(\d+)/.exec(serving.stdout())?.[1])).toBeGreaterThan(1);
         expect(serving.stdout()).toContain('"engine":"pglite"');
         expect(serving.stdout()).not.toContain('"grpcPort"');
         const res = await fetch(`http://127.0.0.1:${serving.port()}/v2/liveness.check`, {

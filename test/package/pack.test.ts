@@ -19,6 +19,7 @@ function serve(): Promise<{ port: number; grpcPort: number; stop: () => void }> 
       PATH: process.env.PATH ?? "",
       PORT: "0",
       GRPC_PORT: "0",
+      ADMIN_PORT: "0",
       HOST: "127.0.0.1",
       DATA_DIR: join(dir, "data"),
       ROOT_KEY,
