@@ -31,6 +31,7 @@ export function addHealthService(
   server: grpc.Server,
   readiness: Readiness,
   services: readonly string[],
+  maxWatches = MAX_HEALTH_WATCHES,
 ): GrpcHealth {
   const names = ["", ...services];
   const health = new HealthImplementation();
@@ -44,12 +45,15 @@ export function addHealthService(
   apply(readiness.latest() ?? { ready: false, failing: [] });
   readiness.onChange(apply);
 
+  /** Every open Watch (what the cap counts). */
   const watches = new Set<WatchCall>();
+  /** The open Watches of served names: readiness is kept fresh while there are any. */
+  const polled = new Set<WatchCall>();
   let closed = false;
   let stopPolling: (() => void) | undefined;
   const unwatch = (call: WatchCall) => {
-    if (!watches.delete(call)) return;
-    if (watches.size === 0) {
+    watches.delete(call);
+    if (polled.delete(call) && polled.size === 0) {
       stopPolling?.();
       stopPolling = undefined;
     }
@@ -71,19 +75,28 @@ export function addHealthService(
           });
         },
         watch(call: WatchCall) {
-          if (closed || watches.size >= MAX_HEALTH_WATCHES) {
+          if (closed || watches.size >= maxWatches) {
             call.emit("error", {
               code: closed ? grpc.status.UNAVAILABLE : grpc.status.RESOURCE_EXHAUSTED,
               details: closed
                 ? "the server is stopping"
-                : `this port holds ${MAX_HEALTH_WATCHES} health watches already`,
+                : `this port holds ${maxWatches} health watches already`,
             });
             return;
           }
           watches.add(call);
-          stopPolling ??= readiness.keepFresh();
           call.once("cancelled", () => unwatch(call));
           call.once("finish", () => unwatch(call));
+          const service = (call.request as { service?: unknown }).service;
+          if (typeof service !== "string" || !names.includes(service)) {
+            // The services served never change, so an unknown name stays unknown. The package
+            // would keep an entry for every name ever watched, which a caller could grow
+            // without end by watching name after name.
+            call.write({ status: "SERVICE_UNKNOWN" });
+            return;
+          }
+          polled.add(call);
+          stopPolling ??= readiness.keepFresh();
           (Watch as (c: WatchCall) => void)(call);
         },
       });
