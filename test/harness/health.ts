@@ -43,7 +43,10 @@ export interface HealthWatch {
   statuses: string[];
   /** Resolves with the stream's final gRPC status code. */
   ended: Promise<number>;
-  /** Resolves once the stream has sent `status` as its `from`-th message or later. */
+  /**
+   * Resolves once the stream has sent `status` as its `from`-th message or later; rejects
+   * when the stream ends first, or after a generous deadline.
+   */
   until(status: string, from?: number): Promise<void>;
   cancel(): void;
 }
@@ -86,7 +89,23 @@ export function healthClient(port: number): HealthClient {
         until: (status, from = 0) =>
           statuses.slice(from).includes(status)
             ? Promise.resolve()
-            : new Promise<void>((resolve) => waiting.push({ status, resolve })),
+            : new Promise<void>((resolve, reject) => {
+                const timer = setTimeout(
+                  () => reject(new Error(`no ${status} within 15 s; sent ${statuses.join()}`)),
+                  15_000,
+                );
+                waiting.push({
+                  status,
+                  resolve: () => {
+                    clearTimeout(timer);
+                    resolve();
+                  },
+                });
+                void ended.then((code) => {
+                  clearTimeout(timer);
+                  reject(new Error(`ended (${code}) without ${status}; sent ${statuses.join()}`));
+                });
+              }),
         cancel: () => stream.cancel(),
       };
     },

@@ -42,7 +42,10 @@ describe("gRPC health watches", () => {
     const deadline = Date.now() + 10_000;
     let again = client.watch("");
     const servesSoon = (w: typeof again) =>
-      Promise.race([w.until("SERVING").then(() => true), w.ended.then(() => false)]);
+      w.until("SERVING").then(
+        () => true,
+        () => false,
+      );
     while (!(await servesSoon(again)) && Date.now() < deadline) again = client.watch("");
     expect(again.statuses).toEqual(["SERVING"]);
 
