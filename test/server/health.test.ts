@@ -7,7 +7,8 @@ import { askReady, type HealthClient, healthClient, readyWhen } from "../harness
 import { useServer } from "../harness/server.js";
 
 // The health endpoints (admin port and main port), gRPC health on the grpc-js port, and the
-// admin port's /metrics, against one server whose database a test can make hang.
+// admin port's /metrics, against one server whose database a test can make hang. The
+// graceful shutdown, which needs a server of its own, is in operations.test.ts.
 
 /** A database whose queries wait, while `hang()` holds, until `release()`. */
 function hangable() {
@@ -66,6 +67,22 @@ describe("the admin port", () => {
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(metrics.text).toMatch(/^latchkey_process_cpu_seconds_total /m);
+  });
+
+  it("counts calls and latency per procedure, door and status", async () => {
+    await s.call("json", "apis.createApi", { name: "metered" });
+    await s.call("grpc", "apis.getApi", { apiId: "api_missing" });
+    await s.call("json", "apis.nope" as string, {}).catch(() => undefined);
+    const text = (await s.admin("/metrics")).text;
+    expect(text).toMatch(
+      /latchkey_request_duration_seconds_count\{procedure="apis.createApi",door="json",status="200"\} 1/,
+    );
+    expect(text).toMatch(
+      /latchkey_request_duration_seconds_count\{procedure="apis.getApi",door="grpc",status="404"\} 1/,
+    );
+    expect(text).toMatch(
+      /latchkey_request_duration_seconds_bucket\{le="0.005",procedure="apis.createApi"/,
+    );
   });
 
   it("answers 404 to other paths and 405 to other methods", async () => {

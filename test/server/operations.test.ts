@@ -1,35 +1,7 @@
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { askReady, healthClient } from "../harness/health.js";
-import { startServer, type TestServer } from "../harness/server.js";
-
-describe("metrics", () => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer();
-  });
-  afterAll(() => s.stop());
-
-  it("counts calls and latency per procedure, door and status", async () => {
-    await s.call("json", "apis.createApi", { name: "metered" });
-    await s.call("grpc", "apis.getApi", { apiId: "api_missing" });
-    await s.call("json", "apis.nope" as string, {}).catch(() => undefined);
-    const res = await s.admin("/metrics");
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
-    const text = res.text;
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_count\{procedure="apis.createApi",door="json",status="200"\} 1/,
-    );
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_count\{procedure="apis.getApi",door="grpc",status="404"\} 1/,
-    );
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_bucket\{le="0.005",procedure="apis.createApi"/,
-    );
-    expect(text).toMatch(/latchkey_process_cpu_seconds_total/);
-  });
-});
+import { startServer } from "../harness/server.js";
 
 describe("graceful shutdown", () => {
   it("turns readiness off first, finishes an in-flight request, closes its connection, and refuses new ones", async () => {
