@@ -9,6 +9,8 @@ import { SoleWorkspace } from "./cache/sole-workspace.js";
 import type { Config } from "./config.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { newId } from "./domain/ids.js";
+import { databaseCheck, redisCheck } from "./health/checks.js";
+import { Readiness } from "./health/readiness.js";
 import { createLogger, type Logger } from "./log.js";
 import {
   createMetrics,
@@ -18,9 +20,11 @@ import {
 } from "./metrics.js";
 import { MemoryLimiter } from "./ratelimit/memory.js";
 import { ResilientLimiter } from "./ratelimit/resilient.js";
+import { createAdminHandler } from "./server/admin.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { connectionCounters, connectionLimits } from "./server/connection-limits.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
+import { healthRoutes } from "./server/health-routes.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
 import { requestContextInterceptor } from "./server/interceptors/request-context.js";
 import { validateInterceptor } from "./server/interceptors/validate.js";
@@ -37,7 +41,7 @@ import { rootKeyDestination, rootKeyKeeper } from "./startup/first-root-key.js";
 import { connectRedisLimiter } from "./startup/redis.js";
 import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
-import { migrate } from "./storage/migrate.js";
+import { loadMigrations, migrate } from "./storage/migrate.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
 
 /** What tests and embedders may supply instead of the defaults. */
@@ -60,15 +64,27 @@ export interface App {
   readonly url: string;
   /** Port of the grpc-js door, when GRPC_PORT is set. */
   readonly grpcPort: number | undefined;
+  /** Port of the admin listener (ADMIN_PORT): /metrics and the health endpoints. */
+  readonly adminPort: number;
+  /** `http://<ADMIN_HOST>:<adminPort>` (127.0.0.1 when it binds every interface). */
+  readonly adminUrl: string;
+  /** Whether the server can answer calls; off from the moment `stop` begins. */
+  readonly readiness: Readiness;
   readonly deps: Deps;
   readonly metrics: Metrics;
   /** Requests received whose responses have not completed. */
   inflight(): number;
-  /** Drains in-flight requests and releases every resource. */
+  /**
+   * Turns readiness off (health answers 503 and NOT_SERVING), then drains in-flight
+   * requests and releases every resource; the admin port closes last.
+   */
   stop(): Promise<void>;
 }
 
-/** Opens storage, migrates, bootstraps and serves every door on `config.port`. */
+/**
+ * Opens storage, migrates, bootstraps and serves every door on `config.port` (and gRPC on
+ * `config.grpcPort`), with /metrics and the health endpoints on `config.adminPort`.
+ */
 export async function startApp(opts: AppOptions): Promise<App> {
   const { config } = opts;
   const log = opts.log ?? createLogger(config.logLevel);
@@ -159,6 +175,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     events.start();
     const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);
 
+    const readiness = new Readiness(
+      [databaseCheck(db, (await loadMigrations()).length), ...(redis ? [redisCheck(redis)] : [])],
+      { timeoutMs: config.readyTimeoutMs, cacheMs: config.readyCacheMs, log },
+    );
+    // The first report, before any probe or gRPC health status reads it.
+    await readiness.report();
     const services = createServices(deps);
     const interceptors = [
       requestContextInterceptor(log, metrics, config.docsUrl),
@@ -169,14 +191,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Every in-flight Connect call listens on this signal; there is no leak to warn about.
     setMaxListeners(0, shutdown.signal);
     const doorOptions = { services, interceptors, maxBodyBytes: config.maxBodyBytes };
-    const handler = createRouter(
-      {
-        json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
-        connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
-        pages: createPages(openApiDocument),
-      },
-      metrics,
-    );
+    const handler = createRouter({
+      json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
+      connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
+      pages: createPages(openApiDocument),
+      health: healthRoutes(readiness),
+    });
     const limits = connectionLimits(config);
     const listener = await listen(
       handler,
@@ -195,21 +215,44 @@ export async function startApp(opts: AppOptions): Promise<App> {
             host: config.host,
             limits,
             counters: connectionCounters(metrics, "grpc"),
+            readiness,
           });
+    const admin = await listen(
+      createAdminHandler(metrics, readiness),
+      config.adminPort,
+      config.adminHost,
+      limits,
+      connectionCounters(metrics, "admin"),
+    );
     log.info(
-      { port: listener.port, grpcPort: grpcDoor?.port, engine: db.engine },
+      {
+        port: listener.port,
+        grpcPort: grpcDoor?.port,
+        adminPort: admin.port,
+        adminHost: config.adminHost,
+        engine: db.engine,
+      },
       "latchkey listening",
     );
+    const adminHost = ["0.0.0.0", "::", ""].includes(config.adminHost)
+      ? "127.0.0.1"
+      : config.adminHost;
 
     let stopping: Promise<void> | undefined;
     return {
       port: listener.port,
       grpcPort: grpcDoor?.port,
+      adminPort: admin.port,
+      adminUrl: `http://${adminHost.includes(":") ? `[${adminHost}]` : adminHost}:${admin.port}`,
+      readiness,
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
       inflight: () => listener.inflight(),
       stop() {
+        // Readiness goes off first: probes answer 503 and gRPC health watchers hear
+        // NOT_SERVING while the connections drain.
+        readiness.stop();
         stopping ??= (async () => {
           await Promise.all([
             listener.drain(config.shutdownTimeoutMs),
@@ -220,6 +263,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
+          await admin.drain(config.shutdownTimeoutMs);
           await closeAnalyticsDb();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");

@@ -78,7 +78,7 @@ export function createMetrics(): Metrics {
   });
   const connectionsOpen = new Gauge({
     name: "latchkey_connections_open",
-    help: "Connections open, by listening port (main or grpc).",
+    help: "Connections open, by listening port (main, grpc or admin).",
     labelNames: ["listener"] as const,
     registers: [registry],
   });
@@ -100,6 +100,24 @@ export function createMetrics(): Metrics {
 }
 
 /**
+ * A counter whose value is read from `read` when scraped: a count kept elsewhere that only
+ * ever grows, handed to prom-client as the increase since the previous scrape.
+ */
+function counterReading(metrics: Metrics, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      const now = read();
+      if (now > seen) this.inc(now - seen);
+      seen = now;
+    },
+  });
+}
+
+/**
  * Exposes the counters of the verification event buffer: every event offered is either
  * recorded or dropped (`recorded + dropped` = verifications), and recorded ones are
  * buffered until written.
@@ -108,56 +126,44 @@ export function registerEventMetrics(
   metrics: Metrics,
   source: { stats(): EventCounts & { buffered: number } },
 ): void {
-  const gauge = (
-    name: string,
-    help: string,
-    pick: (s: EventCounts & { buffered: number }) => number,
-  ) =>
-    new Gauge({
-      name,
-      help,
-      registers: [metrics.registry],
-      collect() {
-        this.set(pick(source.stats()));
-      },
-    });
-  gauge(
-    "latchkey_events_recorded",
+  counterReading(
+    metrics,
+    "latchkey_events_recorded_total",
     "Verification events accepted into the buffer.",
-    (s) => s.recorded,
+    () => source.stats().recorded,
   );
-  gauge(
-    "latchkey_events_dropped",
+  counterReading(
+    metrics,
+    "latchkey_events_dropped_total",
     "Verification events dropped: the buffer was full, or they were still unwritten when the server stopped.",
-    (s) => s.dropped,
+    () => source.stats().dropped,
   );
-  gauge(
-    "latchkey_events_written",
+  counterReading(
+    metrics,
+    "latchkey_events_written_total",
     "Verification events written to the database.",
-    (s) => s.written,
+    () => source.stats().written,
   );
-  gauge(
-    "latchkey_events_buffered",
-    "Verification events waiting to be written.",
-    (s) => s.buffered,
-  );
-  gauge(
-    "latchkey_event_flush_failures",
-    "Flushes that failed (the events stay buffered).",
-    (s) => s.failedFlushes,
-  );
-  // A counter, read from the buffer's count when scraped: refusals only ever add up.
-  let rejectedSeen = 0;
-  new Counter({
-    name: "latchkey_analytics_events_rejected_total",
-    help: "Analytics events the database refused, each found alone by splitting its batch and dropped (also in latchkey_events_dropped).",
+  new Gauge({
+    name: "latchkey_events_buffered",
+    help: "Verification events waiting to be written.",
     registers: [metrics.registry],
     collect() {
-      const { rejected } = source.stats();
-      this.inc(rejected - rejectedSeen);
-      rejectedSeen = rejected;
+      this.set(source.stats().buffered);
     },
   });
+  counterReading(
+    metrics,
+    "latchkey_events_flush_failures_total",
+    "Flushes that failed (the events stay buffered).",
+    () => source.stats().failedFlushes,
+  );
+  counterReading(
+    metrics,
+    "latchkey_analytics_events_rejected_total",
+    "Analytics events the database refused, each found alone by splitting its batch and dropped (also in latchkey_events_dropped_total).",
+    () => source.stats().rejected,
+  );
 }
 
 /**
@@ -167,12 +173,10 @@ export function registerEventMetrics(
  * operator to look at who sends such queries.
  */
 export function registerDatabaseRestarts(metrics: Metrics, restarts: () => number): void {
-  new Gauge({
-    name: "latchkey_embedded_database_restarts",
-    help: "Restarts of the embedded database's thread since the server started (a statement cancelled at its timeout, or a thread that died).",
-    registers: [metrics.registry],
-    collect() {
-      this.set(restarts());
-    },
-  });
+  counterReading(
+    metrics,
+    "latchkey_embedded_database_restarts_total",
+    "Restarts of the embedded database's thread since the server started (a statement cancelled at its timeout, or a thread that died).",
+    restarts,
+  );
 }

@@ -1,4 +1,5 @@
-// Calls to a Latchkey under test through its /v2 JSON door, and what its /metrics say.
+// Calls to a Latchkey under test through its /v2 JSON door, and what its /metrics (on its admin
+// port) say.
 
 /** The root key every scenario starts Latchkey with (ROOT_KEY). */
 export const ROOT_KEY = "bench_root_key_0123456789abcdef";
@@ -80,9 +81,9 @@ export interface Metrics {
   values: Record<string, number>;
 }
 
-/** Reads a server's /metrics. */
-export async function metricsOf(base: string): Promise<Metrics> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+/** Reads a server's /metrics; `admin` is the base URL of its admin port (`Latchkey.admin`). */
+export async function metricsOf(admin: string): Promise<Metrics> {
+  const text = await (await fetch(`${admin}/metrics`)).text();
   const out: Metrics = { codes: {}, calls: {}, values: {} };
   for (const line of text.split("\n")) {
     let m = /^latchkey_verifications_total\{code="(\w+)"\} (\S+)/.exec(line);
@@ -131,8 +132,10 @@ export function answersBetween(
   check(bad.length === 0, `${what}: answers other than VALID: ${JSON.stringify(bad)}`);
   check(badCalls.length === 0, `${what}: calls not 200: ${JSON.stringify(badCalls)}`);
   check((codes.VALID ?? 0) > 0, `${what}: no VALID answers counted`);
-  const counter = (name: string) =>
-    (after.values[`events_${name}`] ?? 0) - (before.values[`events_${name}`] ?? 0);
+  // A checkout built before the counters were named _total (verify-ab) has the bare names.
+  const read = (m: Metrics, name: string) =>
+    m.values[`events_${name}_total`] ?? m.values[`events_${name}`] ?? 0;
+  const counter = (name: string) => read(after, name) - read(before, name);
   return {
     codes,
     calls,

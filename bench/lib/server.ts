@@ -26,6 +26,11 @@ export interface LatchkeyOptions {
 
 export interface Latchkey {
   base: string;
+  /**
+   * Where its /metrics are: the admin port; the main port for a checkout built before the
+   * admin port existed (verify-ab).
+   */
+  admin: string;
   port: number;
   grpcPort: number | undefined;
   /** host:port/id of the inspector's WebSocket (with `inspect`). */
@@ -35,7 +40,8 @@ export interface Latchkey {
   stop(): Promise<void>;
 }
 
-const LISTENING = /"port":(\d+)(?:,"grpcPort":(\d+))?[^\n]*latchkey listening/;
+const LISTENING =
+  /"port":(\d+)(?:,"grpcPort":(\d+))?(?:,"adminPort":(\d+))?[^\n]*latchkey listening/;
 
 /** Starts `latchkey serve` on this process's Node (Node 24) on a free port. */
 export async function startLatchkey(options: LatchkeyOptions = {}): Promise<Latchkey> {
@@ -59,6 +65,7 @@ export async function startLatchkey(options: LatchkeyOptions = {}): Promise<Latc
         env: {
           PORT: "0",
           GRPC_PORT: options.grpc ? "0" : "off",
+          ADMIN_PORT: "0",
           HOST: "127.0.0.1",
           ROOT_KEY,
           LOG_LEVEL: "info",
@@ -72,8 +79,10 @@ export async function startLatchkey(options: LatchkeyOptions = {}): Promise<Latc
       },
     );
     const port = Number(started.match[1]);
+    const base = `http://127.0.0.1:${port}`;
     return {
-      base: `http://127.0.0.1:${port}`,
+      base,
+      admin: started.match[3] ? `http://127.0.0.1:${started.match[3]}` : base,
       port,
       grpcPort: started.match[2] ? Number(started.match[2]) : undefined,
       inspector: /ws:\/\/(127\.0\.0\.1:\d+\/[\w-]+)/.exec(started.output)?.[1],

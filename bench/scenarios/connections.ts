@@ -59,7 +59,7 @@ export interface ConnectionsResult {
 }
 
 async function memory(lk: Latchkey): Promise<Memory> {
-  const m = await metricsOf(lk.base);
+  const m = await metricsOf(lk.admin);
   return {
     rssMb: memoryOf(lk.pid).rssMb,
     heapMb: round((m.values.nodejs_heap_size_used_bytes ?? 0) / 2 ** 20, 1),
@@ -91,7 +91,7 @@ async function verifyLatency(lk: Latchkey, key: string, n = 200): Promise<Latenc
 }
 
 async function serverOpen(lk: Latchkey, listener: string): Promise<number> {
-  const text = await (await fetch(`${lk.base}/metrics`)).text();
+  const text = await (await fetch(`${lk.admin}/metrics`)).text();
   const m = new RegExp(`^latchkey_connections_open\\{listener="${listener}"\\} (\\d+)`, "m").exec(
     text,
   );

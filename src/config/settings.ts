@@ -79,6 +79,40 @@ export const SETTINGS = {
     "gRPC through grpc-js (the fast gRPC door); `off` disables it, `0` picks a free port",
   ),
   host: documented(text("HOST", "0.0.0.0", "interface to bind"), "interface to bind"),
+  adminPort: documented(
+    integer(
+      "ADMIN_PORT",
+      9091,
+      0,
+      65535,
+      "admin port: /metrics, /health/live and /health/ready (0 picks a free port)",
+    ),
+    "admin port: `GET /metrics` (Prometheus), `/health/live` and `/health/ready` (see [operations](operations.md#health)); `0` picks a free port. The main port does not serve `/metrics`",
+  ),
+  adminHost: documented(
+    text("ADMIN_HOST", "127.0.0.1", "interface the admin port binds"),
+    "interface the admin port binds: the loopback by default, so metrics are not on the internet; `0.0.0.0` where a scraper or a kubelet must reach it from outside (keep it off the public network)",
+  ),
+  readyTimeoutMs: documented(
+    integer(
+      "READY_TIMEOUT_MS",
+      2_000,
+      50,
+      60_000,
+      "longest a readiness check waits for the database or Redis before calling it failing",
+    ),
+    "longest `/health/ready` (and gRPC health) waits for the database or Redis; a check still pending then counts as failing, so a hung database makes readiness 503 instead of hanging the probe",
+  ),
+  readyCacheMs: documented(
+    integer(
+      "READY_CACHE_MS",
+      1_000,
+      0,
+      60_000,
+      "how long a readiness result is reused, however often it is asked",
+    ),
+    "how long a readiness result is reused: however often probes ask, the database gets at most one readiness query per this period",
+  ),
   databaseUrl: documented(
     optional("DATABASE_URL", "PostgreSQL URL; unset: embedded PGlite in DATA_DIR", {
       secret: true,

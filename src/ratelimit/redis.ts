@@ -110,6 +110,14 @@ export class RedisLimiter implements Limiter {
     });
   }
 
+  /**
+   * Resolves when Redis answers a PING; rejects at once while the client is not connected
+   * (no offline queue), else when Redis answers an error or the command times out.
+   */
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   /** Why Redis is not reachable, as the client last heard it. */
   lastConnectionError(): string {
     return this.lastError ?? `not connected (${this.redis.status})`;

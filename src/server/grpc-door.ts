@@ -4,11 +4,13 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 import { newId } from "../domain/ids.js";
 import { errors } from "../errors/service-error.js";
+import type { Readiness } from "../health/readiness.js";
 import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
 import { grpcConnections } from "./connection-grpc.js";
 import type { ConnectionCounters, ConnectionLimits } from "./connection-limits.js";
 import { answerCallerFaults, type RefuseCall } from "./grpc-caller-faults.js";
+import { addHealthService } from "./grpc-health.js";
 import { toServiceError } from "./interceptors/request-context.js";
 import { bindUnary, type CallInit, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
@@ -24,6 +26,8 @@ export interface GrpcDoorOptions {
   host: string;
   limits: ConnectionLimits;
   counters: ConnectionCounters;
+  /** What `grpc.health.v1.Health` reports. */
+  readiness: Readiness;
 }
 
 /** A running grpc-js server. */
@@ -163,7 +167,8 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
  * gRPC through a @grpc/grpc-js server bound to the same implementations and the same
  * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
  * connections), with the same connection bounds as the main port. Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
- * server reflection (v1 and v1alpha) for those services, without authentication.
+ * server reflection (v1 and v1alpha) for those services and `grpc.health.v1.Health`
+ * (grpc-health.ts), both without authentication.
  */
 export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
   const connections = grpcConnections(opts.limits, opts.counters);
@@ -201,10 +206,18 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
     server,
     opts.services.map((s) => s.service),
   );
+  const health = addHealthService(
+    server,
+    opts.readiness,
+    opts.services.map((s) => s.service.typeName),
+  );
   const listener = await connections.listen(server, opts.port, opts.host);
   return {
     port: listener.port,
     async drain(timeoutMs: number) {
+      // Health watches never end by themselves: a drain would wait for them until its timeout.
+      health.close();
+      const deadline = Date.now() + timeoutMs;
       const closed = listener.stopAccepting();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
@@ -212,6 +225,16 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
           resolve();
         }, timeoutMs);
         server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      // A session closed by grpc-js may still be writing its last frames (a call's final
+      // message and trailers) to its socket: destroying the socket now would lose them. So
+      // the sockets get what is left of the timeout to close by themselves.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        void closed.then(() => {
           clearTimeout(timer);
           resolve();
         });

@@ -44,9 +44,9 @@ async function stored(s: TestServer): Promise<{ rows: number; bytes: number }> {
 
 /** latchkey_verifications_unattributed_total{outcome="NOT_FOUND"}, 0 when absent. */
 async function unattributed(s: TestServer): Promise<number> {
-  const res = await s.raw("/metrics");
+  const res = await s.admin("/metrics");
   const m = /^latchkey_verifications_unattributed_total\{outcome="NOT_FOUND"\} (\d+)$/m.exec(
-    res.body as string,
+    res.text,
   );
   return m ? Number(m[1]) : 0;
 }

@@ -14,7 +14,13 @@ const VERSION = JSON.parse(
   readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
 ).version;
 const SECRET = /root_[1-9A-HJ-NP-Za-km-z]{20,}/;
-const BASE = { PORT: "0", GRPC_PORT: "off", HOST: "127.0.0.1", LOG_LEVEL: "info" };
+const BASE = {
+  PORT: "0",
+  GRPC_PORT: "off",
+  ADMIN_PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "info",
+};
 
 const dirs: string[] = [];
 afterAll(() => {

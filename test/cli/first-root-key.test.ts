@@ -34,7 +34,13 @@ const SECRET = /root_[1-9A-HJ-NP-Za-km-z]{20,}/;
 /** Starts Latchkey with `env`, runs `check`, stops it; resolves with what it logged. */
 async function served(env: Record<string, string>, check: (app: App) => Promise<void>) {
   const { log, lines } = capturedLogger();
-  const config = loadConfig({ PORT: "0", GRPC_PORT: "off", HOST: "127.0.0.1", ...env });
+  const config = loadConfig({
+    PORT: "0",
+    GRPC_PORT: "off",
+    ADMIN_PORT: "0",
+    HOST: "127.0.0.1",
+    ...env,
+  });
   const app = await startApp({ config, log });
   try {
     await check(app);
@@ -78,6 +84,7 @@ describe("the first root key", () => {
     const config = loadConfig({
       PORT: "0",
       GRPC_PORT: "off",
+      ADMIN_PORT: "0",
       DATA_DIR: data,
       BOOTSTRAP_ROOT_KEY_FILE: join(blocker, "key"),
     });

@@ -64,6 +64,7 @@ describe("npm start", { timeout: 300_000 }, () => {
     const start = npm(ROOT, ["start"], {
       PORT: "0",
       GRPC_PORT: "off",
+      ADMIN_PORT: "0",
       HOST: "127.0.0.1",
       DATA_DIR: tempDir("latchkey-npm-start-"),
       ROOT_KEY: "npm_start_root_key_0123456789",

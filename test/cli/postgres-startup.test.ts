@@ -31,6 +31,7 @@ describe.skipIf(currentEngine() !== "postgres")(
       const config = loadConfig({
         PORT: "0",
         GRPC_PORT: "off",
+        ADMIN_PORT: "0",
         HOST: "127.0.0.1",
         DATABASE_URL: url.toString(),
         ROOT_KEY: "startup_root_key_0123456789",

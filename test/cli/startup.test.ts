@@ -31,7 +31,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const BASE = { PORT: "0", GRPC_PORT: "off", HOST: "127.0.0.1", LOG_LEVEL: "info" };
+const BASE = {
+  PORT: "0",
+  GRPC_PORT: "off",
+  ADMIN_PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "info",
+};
 const RETRIES = /is not reachable yet; retrying/g;
 
 /** Polls `text` until `pattern` appears in it, or 180 s pass. */

@@ -194,7 +194,8 @@ export class Rig {
 
   /** The value of a Prometheus counter or gauge (without labels) on node `node`; 0 when absent. */
   async metric(node: number, name: string): Promise<number> {
-    const text = await (await fetch(`${(this.nodes[node] as NodeProcess).url}/metrics`)).text();
+    const admin = (this.nodes[node] as NodeProcess).adminUrl;
+    const text = await (await fetch(`${admin}/metrics`)).text();
     const line = text.split("\n").find((l) => l.startsWith(`${name} `));
     return line ? Number(line.split(" ").at(-1)) : 0;
   }

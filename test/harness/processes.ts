@@ -9,6 +9,8 @@ const CLI = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url)
 export interface NodeProcess {
   url: string;
   port: number;
+  /** The admin listener's base URL: /metrics, /health/live, /health/ready. */
+  adminUrl: string;
   child: ChildProcess;
   /** Everything the process printed so far. */
   output(): string;
@@ -39,6 +41,7 @@ export function startNode(opts: NodeOptions): Promise<NodeProcess> {
       DATABASE_URL: opts.databaseUrl,
       PORT: "0",
       GRPC_PORT: "0",
+      ADMIN_PORT: "0",
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: "5000",
@@ -60,13 +63,14 @@ export function startNode(opts: NodeOptions): Promise<NodeProcess> {
     }, opts.startTimeoutMs ?? 30_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /"port":(\d+)[^\n]*"msg":"latchkey listening"/.exec(out);
+      const m = /"port":(\d+)[^\n]*"adminPort":(\d+)[^\n]*"msg":"latchkey listening"/.exec(out);
       if (m) {
         clearTimeout(timer);
         const port = Number(m[1]);
         resolve({
           url: `http://127.0.0.1:${port}`,
           port,
+          adminUrl: `http://127.0.0.1:${m[2]}`,
           child,
           output: () => out,
           stop(signal = "SIGTERM") {

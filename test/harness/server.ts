@@ -28,6 +28,8 @@ import { type Api, type TypedAuth, typedApi } from "./typed.js";
 export interface StartOptions {
   engine?: Engine;
   config?: Partial<Config>;
+  /** Puts something between the server and its database (a test that makes it hang). */
+  wrapDb?: (db: Db) => Db;
 }
 
 /** Creates rows with unique ids directly in storage, independent of the procedures under test. */
@@ -63,6 +65,8 @@ export interface Seeder {
 export interface TestServer {
   app: App;
   url: string;
+  /** The admin listener's base URL: /metrics, /health/live, /health/ready. */
+  adminUrl: string;
   engine: Engine;
   db: Db;
   /** The PostgreSQL URL of the server's database (undefined on PGlite). */
@@ -84,6 +88,8 @@ export interface TestServer {
   api: Api;
   /** The same clients authenticated as `auth` (a root key, null for none, or a raw header). */
   as(auth: TypedAuth): Api;
+  /** GET on the admin port (`/metrics`): the status and the body as text. */
+  admin(path: string): Promise<{ status: number; headers: Headers; text: string }>;
   /** Raw /v2 request for transport-level tests. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
   raw(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
@@ -106,6 +112,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...loadConfig({}),
     port: 0,
     grpcPort: 0,
+    adminPort: 0,
     host: "127.0.0.1",
     rootKey,
     logLevel: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -120,7 +127,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const clock = new TestClock();
   const app = await startApp({
     config,
-    db: database.db,
+    db: opts.wrapDb ? opts.wrapDb(database.db) : database.db,
     clock,
     log: pino({ level: config.logLevel }),
   });
@@ -185,6 +192,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   return {
     app,
     url: app.url,
+    adminUrl: app.adminUrl,
     engine,
     db: database.db,
     databaseUrl: database.url,
@@ -202,6 +210,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       return door === "json"
         ? callJson(app.url, procedure, body, headers)
         : callConnect(transports[door], procedure, body, headers);
+    },
+    async admin(path) {
+      const res = await fetch(`${app.adminUrl}${path}`);
+      return { status: res.status, headers: res.headers, text: await res.text() };
     },
     async raw(path, init = {}) {
       const res = await fetch(`${app.url}${path}`, init);

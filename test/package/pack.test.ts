@@ -40,6 +40,7 @@ function serve(): Promise<{ port: number; stop: () => void }> {
       PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`,
       PORT: "0",
       GRPC_PORT: "0",
+      ADMIN_PORT: "0",
       HOST: "127.0.0.1",
       DATA_DIR: join(dir, "data"),
       ROOT_KEY,

@@ -196,6 +196,7 @@ describe("the pepper's secrecy", () => {
       ...loadConfig({ KEY_HASH_PEPPER: CURRENT, KEY_HASH_PEPPER_PREVIOUS: OLD }),
       port: 0,
       grpcPort: 0,
+      adminPort: 0,
       host: "127.0.0.1",
       rootKey,
     };

@@ -132,7 +132,7 @@ describe("the logs", () => {
     const database = await createTestDatabase(currentEngine());
     const rootKey = `log_root_${randomString(24)}`;
     const app = await startApp({
-      config: { ...loadConfig({}), port: 0, grpcPort: 0, host: "127.0.0.1", rootKey },
+      config: { ...loadConfig({}), port: 0, grpcPort: 0, adminPort: 0, host: "127.0.0.1", rootKey },
       db: database.db,
       log: pino({ level: "trace" }, sink),
     });

@@ -23,7 +23,14 @@ let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase(currentEngine());
   app = await startApp({
-    config: { ...loadConfig({}), port: 0, grpcPort: undefined, host: "127.0.0.1", rootKey },
+    config: {
+      ...loadConfig({}),
+      port: 0,
+      grpcPort: undefined,
+      adminPort: 0,
+      host: "127.0.0.1",
+      rootKey,
+    },
     db: database.db,
     log: pino({ level: "trace" }, sink),
   });

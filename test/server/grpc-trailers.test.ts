@@ -4,6 +4,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { loadConfig } from "../../src/config.js";
+import { Readiness } from "../../src/health/readiness.js";
 import { connectionLimits } from "../../src/server/connection-limits.js";
 import { type GrpcDoor, startGrpcDoor } from "../../src/server/grpc-door.js";
 import { useServer } from "../harness/server.js";
@@ -67,6 +68,7 @@ describe("gRPC trailers on the grpc-js door", () => {
       host: "127.0.0.1",
       limits: connectionLimits(loadConfig({})),
       counters: { refused: () => {}, open: () => {} },
+      readiness: new Readiness([], { timeoutMs: 1_000, cacheMs: 1_000 }),
     });
   });
   afterAll(() => door.drain(1_000));

@@ -18,7 +18,14 @@ describe("logs", () => {
     const database = await createTestDatabase(currentEngine());
     const rootKey = "log_test_root_key_7f3a9c2e51";
     const app = await startApp({
-      config: { ...loadConfig({}), port: 0, grpcPort: undefined, host: "127.0.0.1", rootKey },
+      config: {
+        ...loadConfig({}),
+        port: 0,
+        grpcPort: undefined,
+        adminPort: 0,
+        host: "127.0.0.1",
+        rootKey,
+      },
       db: database.db,
       log: pino({ level: "trace" }, sink),
     });

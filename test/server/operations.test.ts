@@ -1,38 +1,14 @@
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "../harness/server.js";
-
-describe("metrics", () => {
-  let s: TestServer;
-  beforeAll(async () => {
-    s = await startServer();
-  });
-  afterAll(() => s.stop());
-
-  it("counts calls and latency per procedure, door and status", async () => {
-    await s.call("json", "apis.createApi", { name: "metered" });
-    await s.call("grpc", "apis.getApi", { apiId: "api_missing" });
-    await s.call("json", "apis.nope" as string, {}).catch(() => undefined);
-    const res = await s.raw("/metrics");
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
-    const text = res.body as string;
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_count\{procedure="apis.createApi",door="json",status="200"\} 1/,
-    );
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_count\{procedure="apis.getApi",door="grpc",status="404"\} 1/,
-    );
-    expect(text).toMatch(
-      /latchkey_request_duration_seconds_bucket\{le="0.005",procedure="apis.createApi"/,
-    );
-    expect(text).toMatch(/latchkey_process_cpu_seconds_total/);
-  });
-});
+import { describe, expect, it } from "vitest";
+import { askReady, healthClient } from "../harness/health.js";
+import { startServer } from "../harness/server.js";
 
 describe("graceful shutdown", () => {
-  it("finishes an in-flight request, closes its connection, and refuses new ones", async () => {
+  it("turns readiness off first, finishes an in-flight request, closes its connection, and refuses new ones", async () => {
     const s = await startServer();
+    const health = healthClient(s.app.grpcPort as number);
+    const watch = health.watch("");
+    await watch.until("SERVING");
     const body = JSON.stringify({ name: "in flight" });
     const socket = net.connect(s.app.port, "127.0.0.1");
     await new Promise<void>((r) => socket.once("connect", () => r()));
@@ -51,6 +27,13 @@ describe("graceful shutdown", () => {
       await new Promise((r) => setImmediate(r));
     expect(s.app.inflight()).toBe(1);
     const stopping = s.stop();
+    // The request is still in flight: readiness is already off, on HTTP and on gRPC.
+    expect(await askReady(s.adminUrl)).toEqual({
+      status: 503,
+      body: { status: "not ready", failing: ["shutdown"] },
+    });
+    await watch.until("NOT_SERVING");
+    expect(s.app.inflight()).toBe(1);
     const refused = await new Promise<boolean>((resolve) => {
       const other = net.connect(s.app.port, "127.0.0.1");
       other.once("error", () => resolve(true));
@@ -66,5 +49,8 @@ describe("graceful shutdown", () => {
     expect(response).toMatch(/^HTTP\/1.1 200 OK/);
     expect(response.toLowerCase()).toContain("connection: close");
     expect(response).toContain('"apiId":"api_');
+    expect(watch.statuses).toEqual(["SERVING", "NOT_SERVING"]);
+    expect(await watch.ended).toBe(14); // UNAVAILABLE: the drain ended the watch
+    health.close();
   });
 });

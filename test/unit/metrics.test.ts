@@ -1,5 +1,32 @@
 import { describe, expect, it } from "vitest";
-import { createMetrics } from "../../src/metrics.js";
+import {
+  createMetrics,
+  registerDatabaseRestarts,
+  registerEventMetrics,
+} from "../../src/metrics.js";
+
+/** A registry with every metric Latchkey registers, over counts the test sets. */
+function everyMetric() {
+  const m = createMetrics();
+  const stats = {
+    recorded: 0,
+    dropped: 0,
+    written: 0,
+    failedFlushes: 0,
+    rejected: 0,
+    buffered: 0,
+  };
+  let restarts = 0;
+  registerEventMetrics(m, { stats: () => stats });
+  registerDatabaseRestarts(m, () => restarts);
+  return {
+    m,
+    stats,
+    restart: () => {
+      restarts++;
+    },
+  };
+}
 
 describe("createMetrics", () => {
   it("counts verification outcomes by code, also across collections", async () => {
@@ -28,5 +55,41 @@ describe("createMetrics", () => {
       'latchkey_request_duration_seconds_bucket{le="0.001",procedure="keys.verifyKey",door="json",status="200"} 1',
     );
     expect(text).toContain("# TYPE latchkey_request_duration_seconds histogram");
+  });
+
+  it("names every metric the Prometheus way: one latchkey_ prefix, _total counters, _seconds durations", async () => {
+    const { m } = everyMetric();
+    const metrics = await m.registry.getMetricsAsJSON();
+    expect(metrics.length).toBeGreaterThan(10);
+    for (const { name, type } of metrics) {
+      expect(name, name).toMatch(/^latchkey_[a-z0-9_]+$/);
+      expect(name, name).not.toMatch(/^latchkey_latchkey_/);
+      expect(name, name).not.toMatch(/_(ms|milliseconds|millis)(_|$)/);
+      if (String(type) === "counter") expect(name, name).toMatch(/_total$/);
+      // prom-client's process metrics keep their standard names (a gauge of active handles
+      // is nodejs_active_handles_total everywhere); our own gauges never end in _total.
+      else if (!/^latchkey_(nodejs|process)_/.test(name)) expect(name, name).not.toMatch(/_total$/);
+      if (String(type) === "histogram" && /duration|latency|lag/.test(name))
+        expect(name, name).toMatch(/_seconds$/);
+    }
+  });
+
+  it("counts what the event buffer and the embedded database counted, as counters", async () => {
+    const { m, stats, restart } = everyMetric();
+    Object.assign(stats, { recorded: 5, dropped: 2, written: 3, failedFlushes: 1, buffered: 2 });
+    restart();
+    let text = await m.registry.metrics();
+    expect(text).toContain("# TYPE latchkey_events_recorded_total counter");
+    expect(text).toContain("latchkey_events_recorded_total 5");
+    expect(text).toContain("latchkey_events_dropped_total 2");
+    expect(text).toContain("latchkey_events_written_total 3");
+    expect(text).toContain("latchkey_events_flush_failures_total 1");
+    expect(text).toContain("latchkey_events_buffered 2");
+    expect(text).toContain("latchkey_embedded_database_restarts_total 1");
+    stats.written = 5;
+    stats.buffered = 0;
+    text = await m.registry.metrics();
+    expect(text).toContain("latchkey_events_written_total 5");
+    expect(text).toContain("latchkey_events_buffered 0");
   });
 });

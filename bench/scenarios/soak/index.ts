@@ -113,8 +113,8 @@ async function soak(
         p99Ms: latency.p99Ms,
         statuses: counted,
         nodes: await Promise.all(
-          bases.map(async (b) => {
-            const m = await metricsOf(b);
+          nodes.map(async (n) => {
+            const m = await metricsOf(n.admin);
             return {
               rssMb: round((m.values.process_resident_memory_bytes ?? 0) / 2 ** 20),
               heapUsedMb: round((m.values.nodejs_heap_size_used_bytes ?? 0) / 2 ** 20),

@@ -47,11 +47,11 @@ export async function creditsPart(context: VerifyContext): Promise<CreditsResult
           warmupSeconds: context.settings.warmupSeconds,
           verifyBody: (b) => b.includes('"code":"VALID"'),
         });
-      const before = await metricsOf(lk.base);
+      const before = await metricsOf(lk.admin);
       // Not repeated when disturbed: the client's counts must cover every request sent.
       const c = await measureQuietly(context.quiet, () => load(withCredits.key), 0);
       await sleep(1000); // requests cut off by autocannon's stop finish on the server
-      const answers = answersBetween("credits", before, await metricsOf(lk.base), context.check);
+      const answers = answersBetween("credits", before, await metricsOf(lk.admin), context.check);
       const serverValid = 1 + (answers.codes.VALID ?? 0);
       const remaining = await withSql(db.url, async (sql) => {
         const [row] = await sql`select remaining from keys where id = ${withCredits.keyId}`;
@@ -71,12 +71,12 @@ export async function creditsPart(context: VerifyContext): Promise<CreditsResult
         serverValid >= received && serverValid - received <= 100,
         `credits: the server counted ${serverValid} VALID, the client read ${received}`,
       );
-      const before2 = await metricsOf(lk.base);
+      const before2 = await metricsOf(lk.admin);
       const p = await measureQuietly(context.quiet, () => load(plain.key));
       const plainAnswers = answersBetween(
         "no credits",
         before2,
-        await metricsOf(lk.base),
+        await metricsOf(lk.admin),
         context.check,
       );
       const out = {

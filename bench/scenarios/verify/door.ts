@@ -84,7 +84,7 @@ export async function doorPart(context: VerifyContext): Promise<DoorResult> {
   const latchkey = await withLatchkey({ grpc: true }, async (lk) => {
     const { key } = await hotKey(context, lk, "door");
     frame = await frameOf(key);
-    const before = await metricsOf(lk.base);
+    const before = await metricsOf(lk.admin);
     const loads = await jsonLoads(context, "latchkey /v2 door", {
       url: `${lk.base}/v2/keys.verifyKey`,
       body: JSON.stringify({ key }),
@@ -93,7 +93,7 @@ export async function doorPart(context: VerifyContext): Promise<DoorResult> {
       url: `http://127.0.0.1:${lk.grpcPort}${VERIFY_PATH}`,
       frame,
     });
-    const answers = answersBetween("door", before, await metricsOf(lk.base), context.check);
+    const answers = answersBetween("door", before, await metricsOf(lk.admin), context.check);
     return { jsonDoor: { ...loads, answers }, grpcJs };
   });
   const bareGrpc = await withBare("grpc", "verify", (bare) =>

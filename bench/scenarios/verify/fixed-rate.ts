@@ -70,7 +70,7 @@ export async function latchkeyAtRate(
     { ...options, grpc: options.door === "grpc", cpu: SERVER_CPU },
     async (lk) => {
       const { key } = await hotKey(context, lk, options.label);
-      const before = await metricsOf(lk.base);
+      const before = await metricsOf(lk.admin);
       const common = {
         mode: "open",
         rate: options.rate,
@@ -98,7 +98,7 @@ export async function latchkeyAtRate(
         () => fixedRateOn(lk.pid, config, { cpu: GENERATOR_CPU, databases }),
         0,
       );
-      answersBetween(options.label, before, await metricsOf(lk.base), context.check);
+      answersBetween(options.label, before, await metricsOf(lk.admin), context.check);
       context.check(
         r.lost === 0 && r.non2xx === 0 && r.errors === 0 && r.unexpectedCodes === 0,
         `${options.label}: ${r.lost} lost, ${r.non2xx + r.errors} failed, ${r.unexpectedCodes} not VALID`,

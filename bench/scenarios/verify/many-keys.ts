@@ -93,7 +93,7 @@ export async function scalePart(context: VerifyContext, db: Seeded): Promise<Sca
       const probe = Math.floor(Math.random() * count);
       const v = await verify(lk.base, `${SECRET_PREFIX}${probe}`);
       context.check(v.code === "VALID", `scale: key ${probe} of ${count}: ${v.code}`);
-      const before = await metricsOf(lk.base);
+      const before = await metricsOf(lk.admin);
       const r = await measureQuietly(context.quiet, () =>
         spawnLoad({
           mode: "open",
@@ -105,7 +105,7 @@ export async function scalePart(context: VerifyContext, db: Seeded): Promise<Sca
           expectCode: "VALID",
         }),
       );
-      answersBetween(`scale ${count}`, before, await metricsOf(lk.base), context.check);
+      answersBetween(`scale ${count}`, before, await metricsOf(lk.admin), context.check);
       context.check(r.lost === 0 && r.unexpectedCodes === 0, `scale ${count}: ${r.lost} lost`);
       console.log(
         `${count} keys, cache off, ${s.scaleRate} req/s: p50 ${r.p50Ms} p99 ${r.p99Ms} ms`,
@@ -144,7 +144,7 @@ export interface MemoryResult {
 
 async function point(lk: Latchkey, distinctKeys: number, loadRps?: number): Promise<MemoryPoint> {
   const heap = await heapAfterGc(lk.inspector);
-  const m = await metricsOf(lk.base);
+  const m = await metricsOf(lk.admin);
   const p = {
     distinctKeys,
     heapUsedAfterGcMb: round(heap / 2 ** 20, 1),

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VerifyKeyCode } from "../../../gen/latchkey/v2/keys_pb.js";
 import { redisUrl } from "../../harness/engine.js";
+import { readyWhen } from "../../harness/health.js";
 import { startServer, type TestServer } from "../../harness/server.js";
 import { startTcpProxy, type TcpProxy } from "../../harness/tcp-proxy.js";
 import { refusal } from "../../harness/typed.js";
@@ -70,7 +71,7 @@ describe.skipIf(!redisUrl)("RATELIMIT_FAILURE_MODE in the server", () => {
   afterAll(() => proxy.close());
 
   it.each(["open", "closed"] as const)(
-    "%s: Redis down is %s, counted in /metrics, and counting resumes",
+    "%s: Redis down is %s, counted in /metrics, makes the node unready, and counting resumes",
     async (mode) => {
       const s = await startServer({
         config: { redisUrl: `redis://127.0.0.1:${proxy.port}`, ratelimitFailureMode: mode },
@@ -88,7 +89,12 @@ describe.skipIf(!redisUrl)("RATELIMIT_FAILURE_MODE in the server", () => {
         const verify = () => s.as(null).keys.verifyKey({ key: k.key });
         expect((await s.api.ratelimit.limit(body)).data?.success).toBe(true);
         expect((await verify()).data?.code).toBe(VerifyKeyCode.VALID);
+        expect((await readyWhen(s.adminUrl, 200)).body).toEqual({ status: "ready" });
         proxy.cut();
+        expect((await readyWhen(s.adminUrl, 503)).body).toEqual({
+          status: "not ready",
+          failing: ["redis"],
+        });
         if (mode === "open") {
           expect((await s.api.ratelimit.limit(body)).data?.success).toBe(true);
           expect((await verify()).data?.code).toBe(VerifyKeyCode.VALID);
@@ -98,11 +104,12 @@ describe.skipIf(!redisUrl)("RATELIMIT_FAILURE_MODE in the server", () => {
           expect(refused.status).toBe(503);
           expect(refused.errorCode).toBe("err:svc:application:service_unavailable");
         }
-        const metrics = (await s.raw("/metrics")).body as string;
+        const metrics = (await s.admin("/metrics")).text;
         expect(
           Number(/latchkey_ratelimit_backend_failures_total (\d+)/.exec(metrics)?.[1]),
         ).toBeGreaterThanOrEqual(2);
         proxy.restore();
+        await readyWhen(s.adminUrl, 200);
         // Redis counts again once reconnected: the second call of the window is refused.
         const deadline = Date.now() + 10_000;
         let success = true;

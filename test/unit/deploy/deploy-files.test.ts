@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import {
+  adminServesGet,
   assignments,
   composeDefaults,
   configVariables,
@@ -13,7 +14,6 @@ import {
   installPaths,
   missingFromInstall,
   ROOT,
-  servesGet,
   text,
   unitSection,
   yaml,
@@ -69,11 +69,17 @@ describe("deploy/Dockerfile", () => {
     expectInstallPaths(image.map((i) => i.args).join("\n"), workdir as string);
   });
 
-  it("has a HEALTHCHECK on a path the server answers to GET", () => {
+  it("has a HEALTHCHECK on a health path of the admin port, which the image sets", () => {
     const check = of("HEALTHCHECK").at(-1)?.args ?? "";
-    const path = /http:\/\/127\.0\.0\.1:\$\{process\.env\.PORT\}(\/[\w/.-]*)/.exec(check)?.[1];
-    expect(path).toBeDefined();
-    expect(servesGet(path as string)).toBe(true);
+    const env = Object.assign({}, ...of("ENV").map((i) => assignments(i.args)));
+    const path = /http:\/\/127\.0\.0\.1:\$\{process\.env\.ADMIN_PORT\}(\/[\w/.-]*)/.exec(
+      check,
+    )?.[1];
+    expect(path).toMatch(/^\/health\//);
+    expect(adminServesGet(path as string)).toBe(true);
+    expect(env.ADMIN_PORT).toBeDefined();
+    // The check runs inside the container, where the admin port's default host answers.
+    expect(loadConfig(env).adminHost).toBe("127.0.0.1");
   });
 
   it("copies sources that exist and that .dockerignore keeps in the context", () => {
@@ -161,17 +167,32 @@ describe("deploy/kubernetes", () => {
     const ports = Object.fromEntries(
       container.ports.map((p: Doc) => [p.name, String(p.containerPort)]),
     );
-    expect(ports).toEqual({ http: configMap.data.PORT, grpc: configMap.data.GRPC_PORT });
+    expect(ports).toEqual({
+      http: configMap.data.PORT,
+      grpc: configMap.data.GRPC_PORT,
+      admin: configMap.data.ADMIN_PORT,
+    });
   });
 
-  it("probes liveness and readiness on a path the server answers to GET", () => {
-    const names = container.ports.map((p: Doc) => p.name);
-    for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"]) {
-      const get = container[probe]?.httpGet;
-      expect(get, probe).toBeDefined();
-      expect(servesGet(get.path), get.path).toBe(true);
-      expect(names).toContain(get.port);
+  it("probes the health endpoints on the admin port, which the kubelet can reach", () => {
+    const probes = ["startupProbe", "livenessProbe", "readinessProbe"].map(
+      (probe) => container[probe]?.httpGet,
+    );
+    for (const get of probes) {
+      expect(get).toBeDefined();
+      expect(get.port).toBe("admin");
+      expect(adminServesGet(get.path), get.path).toBe(true);
     }
+    expect(probes.map((get) => get.path)).toEqual([
+      "/health/live",
+      "/health/live",
+      "/health/ready",
+    ]);
+    // The kubelet probes the pod's address, not its loopback.
+    expect(loadConfig(configMap.data).adminHost).toBe("0.0.0.0");
+    const annotations = deployment.spec.template.metadata.annotations;
+    expect(annotations["prometheus.io/port"]).toBe(configMap.data.ADMIN_PORT);
+    expect(adminServesGet(annotations["prometheus.io/path"])).toBe(true);
   });
 
   it("runs as a non-root user, and the Service reaches the pods' named ports", () => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { load, YAML11_SCHEMA } from "js-yaml";
 import { loadConfig } from "../../../src/config.js";
+import { ADMIN_PATHS } from "../../../src/server/admin.js";
 
 /** Readers of the deployment files under deploy/, for deploy-files.test.ts. */
 
@@ -179,8 +180,7 @@ export function installPaths(source: string): { prefix: string; rest: string }[]
   }));
 }
 
-/** Whether the /v2 JSON door serves GET at this path (per the generated OpenAPI document). */
-export function servesGet(path: string): boolean {
-  const doc = JSON.parse(text("gen/openapi/latchkey.openapi.json"));
-  return doc.paths?.[path]?.get !== undefined;
+/** Whether the admin port answers GET at this path (/metrics and the health endpoints). */
+export function adminServesGet(path: string): boolean {
+  return (ADMIN_PATHS as readonly string[]).includes(path);
 }

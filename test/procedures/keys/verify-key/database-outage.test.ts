@@ -34,6 +34,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey during a Postgre
         ...loadConfig({}),
         port: 0,
         grpcPort: undefined,
+        adminPort: 0,
         host: "127.0.0.1",
         rootKey,
         cacheTtlMs: 30_000,
