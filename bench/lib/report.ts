@@ -59,8 +59,11 @@ function settingsText(settings: unknown): string {
     .join(", ");
 }
 
-/** The line that says which run a section comes from: date, machine, settings, file. */
-export function runLine(file: ResultFile, fileName: string): string {
+/**
+ * The line that says which run a section comes from: date, machine, commit and settings. It
+ * names no result file: those stay on the machine that ran them, out of the repository.
+ */
+export function runLine(file: ResultFile): string {
   const m = file.machine;
   const quick = file.quick
     ? "**quick run** (`--quick`: the short durations in its settings; a smoke test), "
@@ -70,8 +73,7 @@ export function runLine(file: ResultFile, fileName: string): string {
     `${m.model ? ` (${m.model.trim()})` : ""}, Node ${m.node}, load average ${m.loadAverage.start}` +
     ` at the start and ${m.loadAverage.end} at the end; commit ${file.build.commit ?? "?"}` +
     `${file.build.srcChanged ? " with src/ changed" : ""}. Settings: ${settingsText(file.settings)}.` +
-    `${file.problems.length > 0 ? ` Failed checks: ${file.problems.length}.` : ""}` +
-    ` (\`bench/results/${fileName}\`)_`
+    `${file.problems.length > 0 ? ` Failed checks: ${file.problems.length}.` : ""}_`
   );
 }
 
@@ -83,7 +85,7 @@ export function renderSection<S extends object, R>(
 ): string {
   if (file.result === null) throw new Error(`${fileName} has no result`);
   const problems = file.problems.map((p) => `- failed check: ${p}`).join("\n");
-  return [runLine(file, fileName), scenario.render(file.result, file.settings), problems]
+  return [runLine(file), scenario.render(file.result, file.settings), problems]
     .filter((part) => part !== "")
     .join("\n\n");
 }

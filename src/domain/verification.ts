@@ -1,6 +1,6 @@
 import { type Query, satisfies } from "./permission-query.js";
 
-/** The outcomes of a verification (the spec's codes). */
+/** The outcomes of a verification, as the API names them. */
 export type VerifyCode =
   | "VALID"
   | "NOT_FOUND"

@@ -18,8 +18,9 @@ import type { Violation } from "../errors/service-error.js";
 import { jsonPresenceOf, recordJsonPresence } from "./presence.js";
 
 /**
- * The /v2 JSON form of our messages. It differs from protobuf JSON on purpose (see
- * transport-notes.md): int64 are JSON numbers, enums use the spec's strings, only the
+ * The /v2 JSON form of our messages. It differs from protobuf JSON on purpose, to be the
+ * form existing JSON clients send: int64 are JSON numbers, enums are the documented strings
+ * ("VALID", not the proto name), only the
  * lowerCamel names are accepted, unknown keys are errors, null is accepted only where
  * the field is declared nullable, and the update mask is derived from the keys present.
  */
@@ -296,7 +297,7 @@ function writeSingle(p: FieldPlan, kind: "scalar" | "enum" | "message", v: unkno
 }
 
 /**
- * Encodes a message in the /v2 JSON form: int64 as numbers, enums as the spec's strings,
+ * Encodes a message in the /v2 JSON form: int64 as numbers, enums as the documented strings,
  * implicit scalars always written, unset optional fields and empty lists omitted unless
  * the field asks for `emit_empty` or `emit_null`.
  */

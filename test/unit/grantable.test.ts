@@ -8,7 +8,7 @@ import {
 import type { Violation } from "../../src/errors/service-error.js";
 import { validateMessage } from "../../src/server/validation.js";
 
-// Spec 2.1: what a key can be granted. Roles: 1-100 characters; permissions: 3-100; both
+// What a key can be granted (the bounds of a key's role and permission fields). Roles: 1-100 characters; permissions: 3-100; both
 // of the pattern below. Whatever createRole and createPermission accept must fit.
 const KEY_FIELD = /^[a-zA-Z0-9_:\-.*]+$/;
 const grantableRole = (s: string) => s.length >= 1 && s.length <= 100 && KEY_FIELD.test(s);

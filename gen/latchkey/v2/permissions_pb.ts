@@ -697,7 +697,8 @@ export const SetRolePermissionsResponseSchema: GenMessage<SetRolePermissionsResp
 /**
  * PermissionsService manages the permissions and roles that keys carry (role-based access
  * control). Keys are granted permissions by slug and roles by name. A slug or role name
- * follows the spec's key-field bounds, so whatever can be created can be granted to a key.
+ * follows the bounds of a key's permission and role fields, so whatever can be created can be
+ * granted to a key.
  *
  * @generated from service latchkey.v2.PermissionsService
  */
