@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { chromium } from "playwright-core";
 import { rolldown } from "rolldown";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -76,6 +77,35 @@ const refused = await anonymous.apis.createApi({ name: "refused" }).then(() => n
 const detail = refused?.findDetails(ErrorDetailSchema)[0];
 console.log(JSON.stringify({ valid: verified.data.valid, refused: [Code[refused?.code], detail?.status, detail?.code] }));
 `;
+}
+
+const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * Runs the browser bundle in a real headless Chromium, in a page of the server's own origin
+ * (an empty page Playwright serves for it, so no CORS is involved), and answers what the
+ * program logged.
+ */
+async function inChromium(port: number, bundle: string): Promise<unknown> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    const origin = `http://127.0.0.1:${port}`;
+    await page.route(`${origin}/consumer-page`, (route) =>
+      route.fulfill({ contentType: "text/html", body: "<!doctype html><title>consumer</title>" }),
+    );
+    await page.goto(`${origin}/consumer-page`);
+    const logged = new Promise<string>((resolve, reject) => {
+      page.on("console", (m) => {
+        if (m.text().startsWith("{")) resolve(m.text());
+      });
+      page.on("pageerror", reject);
+    });
+    await page.addScriptTag({ content: bundle, type: "module" });
+    return JSON.parse(await logged);
+  } finally {
+    await browser.close();
+  }
 }
 
 const EXPECTED_ANSWER = {
@@ -166,7 +196,7 @@ describe("the npm packages latchkey and @latchkey/client", () => {
     },
   );
 
-  it("the bin serves; the client calls it from the system Node, as installed and as a browser bundle", async () => {
+  it("the bin serves; the client calls it from the system Node, as installed, and as a browser bundle in Node and in Chromium", async () => {
     if (!SYSTEM_NODE) expect.fail("no node on PATH outside node_modules (npm runs on one)");
     const server = await serve();
     try {
@@ -195,6 +225,8 @@ describe("the npm packages latchkey and @latchkey/client", () => {
       writeFileSync(join(dir, "use.browser.mjs"), chunk.code);
       const bundled = await run(SYSTEM_NODE.path, ["use.browser.mjs"], { cwd: dir });
       expect(JSON.parse(bundled.stdout)).toEqual(EXPECTED_ANSWER);
+      if (existsSync(CHROMIUM))
+        expect(await inChromium(server.port, chunk.code)).toEqual(EXPECTED_ANSWER);
     } finally {
       server.stop();
     }
