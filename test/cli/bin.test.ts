@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openPglite } from "../../src/storage/pglite.js";
 import { CLI, latchkey, startLatchkey } from "./bin.js";
+import { scratchDirs, TEST_START_ENV } from "./in-process.js";
 
 // What needs a real process: the built bin, its exit codes, signals, a terminal, and the
 // files a start leaves. Parsing, help and refusals run in process (test/unit/cli/).
@@ -14,23 +14,8 @@ const VERSION = JSON.parse(
   readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
 ).version;
 const SECRET = /root_[1-9A-HJ-NP-Za-km-z]{20,}/;
-const BASE = {
-  PORT: "0",
-  GRPC_PORT: "off",
-  ADMIN_PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "info",
-};
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function dataDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "latchkey-bin-"));
-  dirs.push(d);
-  return d;
-}
+const dataDir = scratchDirs("latchkey-bin-");
 
 async function call(port: number | undefined, procedure: string, body: unknown, key?: string) {
   const res = await fetch(`http://127.0.0.1:${port}/v2/${procedure}`, {
@@ -58,7 +43,7 @@ describe("the built latchkey bin", { timeout: 300_000 }, () => {
     await new Promise<void>((r) => taken.listen(0, "127.0.0.1", () => r()));
     try {
       const port = String((taken.address() as net.AddressInfo).port);
-      const r = latchkey(["serve", "--port", port], { ...BASE, DATA_DIR: dataDir() });
+      const r = latchkey(["serve", "--port", port], { ...TEST_START_ENV, DATA_DIR: dataDir() });
       expect(r.code).toBe(1);
       expect(r.stderr.trimEnd().split("\n")).toEqual([
         expect.stringMatching(/^latchkey: .*EADDRINUSE.*:\d+/),
@@ -143,7 +128,7 @@ describe("the built latchkey bin", { timeout: 300_000 }, () => {
       const data = dataDir();
       // script(1) gives the server a pseudo-terminal as stdout, as a person's shell would.
       const child = spawn("script", ["-qec", `'${process.execPath}' '${CLI}' serve`, "/dev/null"], {
-        env: { PATH: process.env.PATH ?? "", ...BASE, DATA_DIR: data },
+        env: { PATH: process.env.PATH ?? "", ...TEST_START_ENV, DATA_DIR: data },
       });
       let out = "";
       child.stdout.on("data", (c: Buffer) => {

@@ -1,46 +1,23 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type App, startApp } from "../../src/app.js";
 import { describeFailure } from "../../src/cli/failure.js";
 import { loadConfig } from "../../src/config.js";
-import { capturedLogger } from "./in-process.js";
+import { capturedLogger, scratchDirs, TEST_START_ENV } from "./in-process.js";
 
 // Where a first start puts its root key, started in this process: its stdout is not a
 // terminal, as under a service manager. The terminal, and the file's mode as the built bin
 // leaves it, are checked on a real process in bin.test.ts.
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function dataDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "latchkey-first-"));
-  dirs.push(d);
-  return d;
-}
+const dataDir = scratchDirs("latchkey-first-");
 
 const SECRET = /root_[1-9A-HJ-NP-Za-km-z]{20,}/;
 
 /** Starts Latchkey with `env`, runs `check`, stops it; resolves with what it logged. */
 async function served(env: Record<string, string>, check: (app: App) => Promise<void>) {
   const { log, lines } = capturedLogger();
-  const config = loadConfig({
-    PORT: "0",
-    GRPC_PORT: "off",
-    ADMIN_PORT: "0",
-    HOST: "127.0.0.1",
-    ...env,
-  });
+  const config = loadConfig({ ...TEST_START_ENV, ...env });
   const app = await startApp({ config, log });
   try {
     await check(app);
@@ -82,9 +59,7 @@ describe("the first root key", () => {
     writeFileSync(blocker, "");
     const { log, lines } = capturedLogger();
     const config = loadConfig({
-      PORT: "0",
-      GRPC_PORT: "off",
-      ADMIN_PORT: "0",
+      ...TEST_START_ENV,
       DATA_DIR: data,
       BOOTSTRAP_ROOT_KEY_FILE: join(blocker, "key"),
     });

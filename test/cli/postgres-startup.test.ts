@@ -4,17 +4,7 @@ import { loadConfig } from "../../src/config.js";
 import { createTestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
 import { startTcpProxy } from "../harness/tcp-proxy.js";
-import { capturedLogger } from "./in-process.js";
-
-/** Polls `text` until `pattern` appears in it, or 180 s pass. */
-async function appears(text: () => string, pattern: RegExp): Promise<boolean> {
-  const until = performance.now() + 180_000;
-  while (performance.now() < until) {
-    if (pattern.test(text())) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
-}
+import { appears, capturedLogger, TEST_START_ENV } from "./in-process.js";
 
 describe.skipIf(currentEngine() !== "postgres")(
   "PostgreSQL coming up after Latchkey",
@@ -29,10 +19,7 @@ describe.skipIf(currentEngine() !== "postgres")(
       url.host = `127.0.0.1:${proxy.port}`;
       const { log, lines } = capturedLogger();
       const config = loadConfig({
-        PORT: "0",
-        GRPC_PORT: "off",
-        ADMIN_PORT: "0",
-        HOST: "127.0.0.1",
+        ...TEST_START_ENV,
         DATABASE_URL: url.toString(),
         ROOT_KEY: "startup_root_key_0123456789",
       });

@@ -1,26 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { redisUrl } from "../harness/engine.js";
 import { startTcpProxy } from "../harness/tcp-proxy.js";
-import { capturedLogger, cli } from "./in-process.js";
+import { appears, capturedLogger, cli, scratchDirs, TEST_START_ENV } from "./in-process.js";
 
 // What a start does while its services are away, run in this process: the same code as the
 // bin, with the output captured.
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function dataDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "latchkey-startup-"));
-  dirs.push(d);
-  return d;
-}
+const dataDir = scratchDirs("latchkey-startup-");
 
 /** A loopback port nothing listens on: taken from the system, then let go. */
 async function closedPort(): Promise<number> {
@@ -31,31 +20,14 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const BASE = {
-  PORT: "0",
-  GRPC_PORT: "off",
-  ADMIN_PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "info",
-};
 const RETRIES = /is not reachable yet; retrying/g;
-
-/** Polls `text` until `pattern` appears in it, or 180 s pass. */
-async function appears(text: () => string, pattern: RegExp): Promise<boolean> {
-  const until = performance.now() + 180_000;
-  while (performance.now() < until) {
-    if (pattern.test(text())) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
-}
 
 describe("PostgreSQL that does not answer", () => {
   it("serve retries it for STARTUP_WAIT_S, logging each attempt, then exits 1 with one line", async () => {
     const port = await closedPort();
     const url = `postgres://latchkey:s3cret-pw@127.0.0.1:${port}/latchkey`;
     const handlers = process.listenerCount("SIGTERM");
-    const r = await cli(["serve"], { ...BASE, DATABASE_URL: url, STARTUP_WAIT_S: "2" });
+    const r = await cli(["serve"], { ...TEST_START_ENV, DATABASE_URL: url, STARTUP_WAIT_S: "2" });
     expect(r.code).toBe(1);
     expect(r.stdout.match(RETRIES)?.length ?? 0).toBeGreaterThanOrEqual(3);
     expect(r.stderr).toMatch(
@@ -87,7 +59,7 @@ describe.skipIf(!redisUrl)("Redis coming up after Latchkey", { timeout: 300_000 
     proxy.cut();
     const { log, lines } = capturedLogger();
     const config = loadConfig({
-      ...BASE,
+      ...TEST_START_ENV,
       DATA_DIR: dataDir(),
       REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
       ROOT_KEY: "startup_root_key_0123456789",
@@ -109,7 +81,7 @@ describe.skipIf(!redisUrl)("Redis coming up after Latchkey", { timeout: 300_000 
   it("still away after STARTUP_WAIT_S: serves, rate limits following RATELIMIT_FAILURE_MODE", async () => {
     const { log, lines } = capturedLogger();
     const config = loadConfig({
-      ...BASE,
+      ...TEST_START_ENV,
       DATA_DIR: dataDir(),
       REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
       STARTUP_WAIT_S: "3",

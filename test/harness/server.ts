@@ -104,21 +104,33 @@ export { DOORS, type TestDoor };
 /** How a test call authenticates. */
 export type Auth = string | null | { header: string };
 
+/**
+ * The configuration of a server a test starts itself (`startApp`): the defaults, `env` read as
+ * the environment, free loopback ports for every listener, no grpc-js port unless asked for,
+ * and `overrides` last.
+ */
+export function loopbackConfig(overrides: Partial<Config> = {}, env: Record<string, string> = {}) {
+  return {
+    ...loadConfig(env),
+    port: 0,
+    grpcPort: undefined,
+    adminPort: 0,
+    host: "127.0.0.1",
+    ...overrides,
+  } satisfies Config;
+}
+
 /** Starts the real server on 127.0.0.1:0 against a fresh database of the run's engine. */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const engine = opts.engine ?? currentEngine();
   const rootKey = `test_root_${randomString(24)}`;
-  const config: Config = {
-    ...loadConfig({}),
-    port: 0,
+  const config: Config = loopbackConfig({
     grpcPort: 0,
-    adminPort: 0,
-    host: "127.0.0.1",
     rootKey,
     logLevel: process.env.TEST_LOG_LEVEL ?? "silent",
     shutdownTimeoutMs: 5_000,
     ...opts.config,
-  };
+  });
   // The server's pool as the configuration says (the server is handed this database).
   const database: TestDatabase = await createTestDatabase(engine, {
     max: config.databasePoolSize,

@@ -10,7 +10,7 @@ import { randomString } from "../../src/domain/random.js";
 import { createTestDatabase } from "../harness/database.js";
 import { callJson } from "../harness/doors.js";
 import { currentEngine } from "../harness/engine.js";
-import { useServer } from "../harness/server.js";
+import { loopbackConfig, useServer } from "../harness/server.js";
 
 const OLD = `old_pepper_${randomString(32)}`;
 const CURRENT = `current_pepper_${randomString(32)}`;
@@ -192,14 +192,10 @@ describe("the pepper's secrecy", () => {
     };
     const database = await createTestDatabase(currentEngine());
     const rootKey = `pepper_root_${randomString(24)}`;
-    const config = {
-      ...loadConfig({ KEY_HASH_PEPPER: CURRENT, KEY_HASH_PEPPER_PREVIOUS: OLD }),
-      port: 0,
-      grpcPort: 0,
-      adminPort: 0,
-      host: "127.0.0.1",
-      rootKey,
-    };
+    const config = loopbackConfig(
+      { grpcPort: 0, rootKey },
+      { KEY_HASH_PEPPER: CURRENT, KEY_HASH_PEPPER_PREVIOUS: OLD },
+    );
     const app = await startApp({ config, db: database.db, log: pino({ level: "trace" }, sink) });
     try {
       const auth = { authorization: `Bearer ${rootKey}` };

@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
 import { KeyHashing } from "../../src/domain/key-hashing.js";
 import { hashKey } from "../../src/domain/key-material.js";
 import { randomString } from "../../src/domain/random.js";
@@ -12,7 +11,7 @@ import { type KeyScope, keyRecordByHashes } from "../../src/storage/queries/key-
 import { createTestDatabase } from "../harness/database.js";
 import { callConnect, callJson, createTransports } from "../harness/doors.js";
 import { currentEngine } from "../harness/engine.js";
-import { useServer } from "../harness/server.js";
+import { loopbackConfig, useServer } from "../harness/server.js";
 
 const s = useServer();
 
@@ -132,7 +131,7 @@ describe("the logs", () => {
     const database = await createTestDatabase(currentEngine());
     const rootKey = `log_root_${randomString(24)}`;
     const app = await startApp({
-      config: { ...loadConfig({}), port: 0, grpcPort: 0, adminPort: 0, host: "127.0.0.1", rootKey },
+      config: loopbackConfig({ grpcPort: 0, rootKey }),
       db: database.db,
       log: pino({ level: "trace" }, sink),
     });

@@ -3,9 +3,9 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, startApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
+import { loopbackConfig } from "../harness/server.js";
 
 type Entry = { level: number; msg: string; requestId?: string };
 
@@ -23,14 +23,7 @@ let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase(currentEngine());
   app = await startApp({
-    config: {
-      ...loadConfig({}),
-      port: 0,
-      grpcPort: undefined,
-      adminPort: 0,
-      host: "127.0.0.1",
-      rootKey,
-    },
+    config: loopbackConfig({ rootKey }),
     db: database.db,
     log: pino({ level: "trace" }, sink),
   });

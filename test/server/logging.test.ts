@@ -2,9 +2,9 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
 import { createTestDatabase } from "../harness/database.js";
 import { currentEngine } from "../harness/engine.js";
+import { loopbackConfig } from "../harness/server.js";
 
 describe("logs", () => {
   it("are JSON lines with the request id, and never contain a plaintext key or root key", async () => {
@@ -18,14 +18,7 @@ describe("logs", () => {
     const database = await createTestDatabase(currentEngine());
     const rootKey = "log_test_root_key_7f3a9c2e51";
     const app = await startApp({
-      config: {
-        ...loadConfig({}),
-        port: 0,
-        grpcPort: undefined,
-        adminPort: 0,
-        host: "127.0.0.1",
-        rootKey,
-      },
+      config: loopbackConfig({ rootKey }),
       db: database.db,
       log: pino({ level: "trace" }, sink),
     });

@@ -2,10 +2,10 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VerifyKeyCode } from "../../../../gen/latchkey/v2/keys_pb.js";
 import { type App, startApp } from "../../../../src/app.js";
-import { loadConfig } from "../../../../src/config.js";
 import { openPostgres } from "../../../../src/storage/postgres.js";
 import { createTestDatabase, type TestDatabase } from "../../../harness/database.js";
 import { currentEngine } from "../../../harness/engine.js";
+import { loopbackConfig } from "../../../harness/server.js";
 import { startTcpProxy, type TcpProxy } from "../../../harness/tcp-proxy.js";
 import { type Api, refusal } from "../../../harness/typed.js";
 import { statusOf, typedApiAt, verifyWith } from "./calls.js";
@@ -30,15 +30,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey during a Postgre
     viaProxy.port = String(proxy.port);
     const db = openPostgres({ url: viaProxy.toString(), connectTimeoutSeconds: 2 });
     app = await startApp({
-      config: {
-        ...loadConfig({}),
-        port: 0,
-        grpcPort: undefined,
-        adminPort: 0,
-        host: "127.0.0.1",
-        rootKey,
-        cacheTtlMs: 30_000,
-      },
+      config: loopbackConfig({ rootKey, cacheTtlMs: 30_000 }),
       db,
       log: pino({ level: "silent" }),
     });
