@@ -241,7 +241,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           await closeAnalyticsDb();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");
-          if (ownsTracing) await tracing?.shutdown();
+          if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs);
         })();
         return stopping;
       },
@@ -249,7 +249,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   } catch (err) {
     await closeAnalyticsDb().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
-    if (ownsTracing) await tracing?.shutdown().catch(() => {});
+    if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
     throw err;
   }
 }

@@ -21,8 +21,11 @@ export interface Tracing {
   with<T>(ctx: Context, fn: () => T): T;
   /** The span of the running call, if any. */
   activeSpan(): Span | undefined;
-  /** Ends tracing: exports what is still buffered. */
-  shutdown(): Promise<void>;
+  /**
+   * Ends tracing: exports what is still buffered, waiting for the exporter at most
+   * `timeoutMs` (a collector that does not answer must not hold a stopping server).
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 /** The name of the instrumentation scope of every span. */
@@ -44,9 +47,14 @@ export function createTracing(processors: SpanProcessor[]): Tracing {
     active: () => contexts.active(),
     with: (ctx, fn) => contexts.with(ctx, fn),
     activeSpan: () => trace.getSpan(contexts.active()),
-    async shutdown() {
+    async shutdown(timeoutMs = 5_000) {
       contexts.disable();
-      await provider.shutdown();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs).unref();
+      });
+      await Promise.race([provider.shutdown(), late]);
+      clearTimeout(timer);
     },
   };
 }
