@@ -86,7 +86,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const log = traced ? traced.withTraceIds(baseLog, tracing) : baseLog;
   const clock = opts.clock ?? systemClock;
   const ownsDb = opts.db === undefined;
-  const untracedDb = opts.db ?? (await openDatabaseWhenUp(config, log));
+  const untracedDb =
+    opts.db ??
+    (await openDatabaseWhenUp(config, log).catch(async (err: unknown) => {
+      if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
+      throw err;
+    }));
   const db = traced ? traced.tracedDb(untracedDb, tracing) : untracedDb;
   // Analytics queries get connections of their own: a tenant's long queries cannot take the
   // connections that key procedures need. PGlite has one connection, shared.

@@ -59,6 +59,29 @@ async function limitedKey() {
   return data?.key as string;
 }
 
+/** The part of a /v2 or Connect JSON verification answer the test reads. */
+type VerifyAnswer = { data: { valid?: boolean; code?: string } };
+
+/** Verifies `key` with a JSON POST to `path` of the main port (/v2 or Connect); its answer. */
+async function verifyOnMainPort(
+  path: string,
+  key: string,
+  traceparentHeader: string,
+): Promise<VerifyAnswer> {
+  const res = await fetch(`${s.app.url}${path}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${s.rootKey}`,
+      traceparent: traceparentHeader,
+    },
+    body: JSON.stringify({ key }),
+  });
+  const body = (await res.json()) as VerifyAnswer;
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body;
+}
+
 /** Checks one verification's tree; returns its procedure span. */
 async function expectVerifyTree(
   trace: ReturnType<typeof traceparent>,
@@ -97,31 +120,14 @@ describe("tracing", () => {
   it("traces a verification through /v2, Connect and the gRPC port, and stamps its log lines", async () => {
     const json = traceparent();
     const jsonKey = await limitedKey();
-    const res = await s.raw("/v2/keys.verifyKey", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Bearer ${s.rootKey}`,
-        traceparent: json.header,
-      },
-      body: JSON.stringify({ key: jsonKey }),
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.code).toBe("VALID");
+    const res = await verifyOnMainPort("/v2/keys.verifyKey", jsonKey, json.header);
+    expect(res.data.code).toBe("VALID");
     const jsonRoot = await expectVerifyTree(json, "json", [jsonKey, s.rootKey]);
 
     const connect = traceparent();
     const connectKey = await limitedKey();
-    const answer = await fetch(`${s.app.url}/${VERIFY}`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Bearer ${s.rootKey}`,
-        traceparent: connect.header,
-      },
-      body: JSON.stringify({ key: connectKey }),
-    });
-    expect(answer.status).toBe(200);
+    const answer = await verifyOnMainPort(`/${VERIFY}`, connectKey, connect.header);
+    expect(answer.data.valid).toBe(true);
     await expectVerifyTree(connect, "connect", [connectKey, s.rootKey]);
 
     const grpc = traceparent();

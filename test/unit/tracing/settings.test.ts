@@ -44,7 +44,8 @@ describe("tracingSettings", () => {
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 /** Static imports and re-exports, not `import type` (erased) nor `import()` (loaded on demand). */
-const STATIC_IMPORT = /^(?:import|export)(?!\s+type\b)[^;]*?\bfrom\s+"([^"]+)";|^import\s+"([^"]+)";/gm;
+const STATIC_IMPORT =
+  /^(?:import|export)(?!\s+type\b)[^;]*?\bfrom\s+"([^"]+)";|^import\s+"([^"]+)";/gm;
 
 /** The packages the server loads at start, following its source's static imports. */
 function staticPackages(entry: string): Set<string> {
