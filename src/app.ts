@@ -43,6 +43,8 @@ import { CreditSpender } from "./storage/credit-spender.js";
 import type { Db } from "./storage/db.js";
 import { loadMigrations, migrate } from "./storage/migrate.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
+import { startTracing } from "./tracing/start.js";
+import type { Tracing } from "./tracing/tracing.js";
 
 /** What tests and embedders may supply instead of the defaults. */
 export interface AppOptions {
@@ -56,6 +58,11 @@ export interface AppOptions {
    * stdout is a terminal, else written to BOOTSTRAP_ROOT_KEY_FILE (startup/first-root-key.ts).
    */
   onRootKeyCreated?: (secret: string) => void;
+  /**
+   * Traces calls with this Tracing (not shut down by stop) instead of the one the OTEL_*
+   * variables ask for (src/tracing/settings.ts).
+   */
+  tracing?: Tracing;
 }
 
 /** A running Latchkey server. */
@@ -87,10 +94,21 @@ export interface App {
  */
 export async function startApp(opts: AppOptions): Promise<App> {
   const { config } = opts;
-  const log = opts.log ?? createLogger(config.logLevel);
+  const ownsTracing = opts.tracing === undefined;
+  const tracing = opts.tracing ?? (await startTracing(process.env));
+  // Loaded only with tracing on: without it nothing below is wrapped, so no call pays for it.
+  const traced = tracing && (await import("./tracing/instrument.js"));
+  const baseLog = opts.log ?? createLogger(config.logLevel);
+  const log = traced ? traced.withTraceIds(baseLog, tracing) : baseLog;
   const clock = opts.clock ?? systemClock;
   const ownsDb = opts.db === undefined;
-  const db = opts.db ?? (await openDatabaseWhenUp(config, log));
+  const untracedDb =
+    opts.db ??
+    (await openDatabaseWhenUp(config, log).catch(async (err: unknown) => {
+      if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
+      throw err;
+    }));
+  const db = traced ? traced.tracedDb(untracedDb, tracing) : untracedDb;
   // Analytics queries get connections of their own: a tenant's long queries cannot take the
   // connections that key procedures need. PGlite has one connection, shared.
   const analyticsPool = {
@@ -109,9 +127,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
       clock,
       bus,
     );
-    const redis = config.redisUrl
+    const untracedRedis = config.redisUrl
       ? await connectRedisLimiter(config.redisUrl, config, log)
       : undefined;
+    const redis =
+      traced && untracedRedis ? traced.tracedRedisLimiter(untracedRedis, tracing) : untracedRedis;
     const events = new EventBuffer(
       db,
       {
@@ -127,8 +147,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     );
     registerEventMetrics(metrics, events);
     // Only the embedded engine restarts (to cancel a statement); PostgreSQL has no such count.
-    const restarts = (db as Partial<{ restarts(): number }>).restarts;
-    if (typeof restarts === "function") registerDatabaseRestarts(metrics, () => restarts.call(db));
+    const restarts = (untracedDb as Partial<{ restarts(): number }>).restarts;
+    if (typeof restarts === "function") {
+      registerDatabaseRestarts(metrics, () => restarts.call(untracedDb));
+    }
     const deps: Deps = {
       db,
       analyticsDb,
@@ -176,13 +198,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);
 
     const readiness = new Readiness(
-      [databaseCheck(db, (await loadMigrations()).length), ...(redis ? [redisCheck(redis)] : [])],
+      [
+        databaseCheck(db, (await loadMigrations()).length),
+        // Probes ping the limiter's own client: a probe every second is not a traced call.
+        ...(untracedRedis ? [redisCheck(untracedRedis)] : []),
+      ],
       { timeoutMs: config.readyTimeoutMs, cacheMs: config.readyCacheMs, log },
     );
     // The first report, before any probe or gRPC health status reads it.
     await readiness.report();
     const services = createServices(deps);
     const interceptors = [
+      ...(traced ? [traced.procedureSpans(tracing)] : []),
       requestContextInterceptor(log, metrics, config.docsUrl),
       authenticateInterceptor(deps),
       validateInterceptor(),
@@ -267,6 +294,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           await closeAnalyticsDb();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");
+          if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs);
         })();
         return stopping;
       },
@@ -274,6 +302,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   } catch (err) {
     await closeAnalyticsDb().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
+    if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
     throw err;
   }
 }

@@ -6,10 +6,12 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { newId } from "../../src/domain/ids.js";
 import { randomString } from "../../src/domain/random.js";
 import { ALL_PERMISSIONS } from "../../src/domain/root-permissions.js";
+import type { Logger } from "../../src/log.js";
 import type { Db } from "../../src/storage/db.js";
 import { apiInsert } from "../../src/storage/queries/apis.js";
 import { identityInsert } from "../../src/storage/queries/identities.js";
 import { permissionInsert } from "../../src/storage/queries/permissions.js";
+import type { Tracing } from "../../src/tracing/tracing.js";
 import { TestClock } from "./clock.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import {
@@ -30,6 +32,10 @@ export interface StartOptions {
   config?: Partial<Config>;
   /** Puts something between the server and its database (a test that makes it hang). */
   wrapDb?: (db: Db) => Db;
+  /** The server's logger (default: pino at TEST_LOG_LEVEL, else silent). */
+  log?: Logger;
+  /** Traces the server's calls with this Tracing (the test shuts it down). */
+  tracing?: Tracing;
 }
 
 /** Creates rows with unique ids directly in storage, independent of the procedures under test. */
@@ -141,7 +147,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     config,
     db: opts.wrapDb ? opts.wrapDb(database.db) : database.db,
     clock,
-    log: pino({ level: config.logLevel }),
+    log: opts.log ?? pino({ level: config.logLevel }),
+    ...(opts.tracing ? { tracing: opts.tracing } : {}),
   });
   const deps = { db: database.db, bus: app.deps.bus, clock, keyHashing: config.keyHashing };
   const ws = await database.db.query<{ id: string }>("select id from workspaces where is_default");
