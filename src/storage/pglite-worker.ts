@@ -92,6 +92,11 @@ async function main(): Promise<void> {
     post({ type: "failed", error: plain(err) });
     return;
   }
+  if (start.initOnly) {
+    await pg.close();
+    post({ type: "ready" });
+    return;
+  }
   // One request at a time: the next waits for the previous, like one connection.
   let chain = Promise.resolve();
   port?.on("message", (req: WorkerRequest) => {
