@@ -8,7 +8,7 @@ let loading: Promise<void> | undefined;
 /**
  * Loads PostgreSQL's parser (WebAssembly) once, on the first analytics query rather than at
  * start: a server that is never asked one never pays for it (its module and memory keep
- * ~30 MB resident, and V8's optimising compile of the parser's largest function briefly
+ * ~40 MB resident, and V8's optimising compile of the parser's largest function briefly
  * takes ~600 MB). A failed load is tried again on the next call.
  */
 export function loadQueryParser(): Promise<void> {

@@ -88,9 +88,9 @@ export class PgliteThread {
   /**
    * Starts the first worker; rejects when PGlite cannot open the directory. An empty
    * directory is first given its database by a worker of its own that then ends: PGlite
-   * creates a database with a second PostgreSQL instance (initdb) whose memory, ~300 MB
-   * resident, would otherwise stay with the serving thread until its heap happened to be
-   * collected.
+   * creates a database with a second PostgreSQL instance (initdb) whose WebAssembly memory
+   * (~165 MB of it touched) would otherwise stay with the serving thread until its heap
+   * happened to be collected.
    */
   async open(): Promise<void> {
     if (!this.#firstLoad && !existsSync(join(this.#dataDir, "PG_VERSION"))) {
