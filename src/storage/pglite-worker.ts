@@ -37,10 +37,10 @@ const start = workerData as WorkerStart;
  * PGlite's data directory says shared_buffers = 128MB, and PostgreSQL touches all of its
  * shared memory when it starts, so the pool alone kept ~150 MB resident from the first
  * second. Every page PGlite reads comes through the operating system's file cache anyway, so
- * a small pool costs a copy from that cache, not a disk read; 16MB (2,048 pages) still holds
- * the indexes and rows of the key lookups and the pages the event COPYs append to. The
- * write-ahead log's buffers follow (1/32 of the pool). Given on the command line, these
- * override the data directory's postgresql.conf and are never written into it.
+ * a page missing from a small pool costs a system call and a copy while that cache holds it;
+ * 16MB (2,048 pages) keeps the upper levels of the indexes and the pages the event COPYs
+ * append to. The write-ahead log's buffers follow (1/32 of the pool). Given on the command
+ * line, these override the data directory's postgresql.conf and are never written into it.
  */
 const SETTINGS = ["shared_buffers=16MB"];
 const unlisten = new Map<string, () => Promise<void>>();
