@@ -1,7 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { bootstrap } from "./admin/bootstrap.js";
 import { EventBuffer } from "./analytics/event-buffer.js";
-import { loadQueryParser } from "./analytics/query.js";
 import { scheduleRetention } from "./analytics/retention.js";
 import { InvalidationBus } from "./cache/bus.js";
 import { createCaches } from "./cache/caches.js";
@@ -119,7 +118,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const closeAnalyticsDb = () => (analyticsDb === db ? Promise.resolve() : analyticsDb.close());
   try {
     await migrate(db, clock.now());
-    await loadQueryParser();
     const metrics = createMetrics();
     const bus = new InvalidationBus(newId("node"), () => metrics.invalidationsReceived.inc());
     const caches = createCaches(

@@ -4,6 +4,7 @@ import analytics from "./analytics.ts";
 import connections from "./connections.ts";
 import decodeValidate from "./decode-validate.ts";
 import eventWriter from "./event-writer.ts";
+import footprint from "./footprint.ts";
 import getApi from "./get-api.ts";
 import internals from "./internals.ts";
 import keys from "./keys.ts";
@@ -27,5 +28,6 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   pgliteHostile,
   decodeValidate,
   internals,
+  footprint,
   soak,
 ];

@@ -1,12 +1,33 @@
-import { loadModule, parseSync, scanSync } from "libpg-query";
 import { guardQuery, type ParsedQuery, QueryRefused } from "../domain/analytics/sql-guard.js";
 
-let loaded: Promise<void> | undefined;
+type Parser = typeof import("libpg-query");
 
-/** Loads PostgreSQL's parser (WebAssembly) once; the app awaits it at start. */
+let parser: Parser | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads PostgreSQL's parser (WebAssembly) once, on the first analytics query rather than at
+ * start: a server that is never asked one never pays for it (its module and memory keep
+ * ~40 MB resident, and V8's optimising compile of the parser's largest function briefly
+ * takes ~600 MB). A failed load is tried again on the next call.
+ */
 export function loadQueryParser(): Promise<void> {
-  loaded ??= loadModule();
-  return loaded;
+  loading ??= import("libpg-query")
+    .then(async (lib) => {
+      await lib.loadModule();
+      parser = lib;
+    })
+    .catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    });
+  return loading;
+}
+
+/** The loaded parser; `loadQueryParser()` must have resolved first. */
+function loaded(): Parser {
+  if (!parser) throw new Error("the query parser is not loaded: await loadQueryParser() first");
+  return parser;
 }
 
 /** A query that passed the guard. */
@@ -23,11 +44,11 @@ export interface CheckedQuery {
 
 /**
  * Parses a query with PostgreSQL's own parser and checks it with the guard. Syntax errors
- * are refused with PostgreSQL's message and position.
+ * are refused with PostgreSQL's message and position. Needs `loadQueryParser()` first.
  */
 export function checkQuery(sql: string): CheckedQuery {
   const parsed = parse(sql);
-  const { tables, recursive } = guardQuery(parsed, scanSync(sql).tokens);
+  const { tables, recursive } = guardQuery(parsed, loaded().scanSync(sql).tokens);
   const stmt = parsed.stmts?.[0];
   // Positions are byte offsets into the UTF-8 text.
   const bytes = Buffer.from(sql, "utf8");
@@ -56,8 +77,9 @@ export function confirmWrapped(statement: string, checked: CheckedQuery): void {
 }
 
 function parse(sql: string): ParsedQuery {
+  const lib = loaded();
   try {
-    return parseSync(sql) as ParsedQuery;
+    return lib.parseSync(sql) as ParsedQuery;
   } catch (err) {
     const details = (err as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
     const at =

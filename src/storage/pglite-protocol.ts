@@ -9,6 +9,8 @@ export interface WorkerStart {
   dataDir: string;
   /** A dump to load into the empty directory, on the first start only. */
   loadDataDir?: Uint8Array;
+  /** Only create the database in the empty directory and close it (then posts `ready`). */
+  initOnly?: boolean;
 }
 
 /** One request; the worker runs one at a time, in the order they arrive. */

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DbUnavailableError } from "./db.js";
 import type { WorkerError, WorkerMessage, WorkerRequest, WorkerStart } from "./pglite-protocol.js";
@@ -83,8 +85,17 @@ export class PgliteThread {
     this.#firstLoad = loadDataDir;
   }
 
-  /** Starts the first worker; rejects when PGlite cannot open the directory. */
+  /**
+   * Starts the first worker; rejects when PGlite cannot open the directory. An empty
+   * directory is first given its database by a worker of its own that then ends: PGlite
+   * creates a database with a second PostgreSQL instance (initdb) whose WebAssembly memory
+   * (~165 MB of it touched) would otherwise stay with the serving thread until its heap
+   * happened to be collected.
+   */
   async open(): Promise<void> {
+    if (!this.#firstLoad && !existsSync(join(this.#dataDir, "PG_VERSION"))) {
+      await this.#run({ dataDir: this.#dataDir, initOnly: true });
+    }
     await this.#ensureWorker();
   }
 
@@ -127,9 +138,8 @@ export class PgliteThread {
     return this.#starting;
   }
 
-  async #start(): Promise<void> {
-    const data: WorkerStart = { dataDir: this.#dataDir };
-    if (this.#firstLoad) data.loadDataDir = this.#firstLoad;
+  /** A worker started with `data`, once it says it is ready (its database open). */
+  async #run(data: WorkerStart): Promise<Worker> {
     const worker = new Worker(WORKER_URL, { workerData: data });
     await new Promise<void>((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`database thread exited (${code})`));
@@ -145,6 +155,15 @@ export class PgliteThread {
       await worker.terminate();
       throw new DbUnavailableError(err);
     });
+    // One that only creates the database has closed it before saying so: it has no more to do.
+    if (data.initOnly) await worker.terminate();
+    return worker;
+  }
+
+  async #start(): Promise<void> {
+    const data: WorkerStart = { dataDir: this.#dataDir };
+    if (this.#firstLoad) data.loadDataDir = this.#firstLoad;
+    const worker = await this.#run(data);
     this.#firstLoad = undefined;
     worker.on("message", (m: WorkerMessage) => this.#onMessage(worker, m));
     worker.on("error", (err) => this.#lose(worker, new DbUnavailableError(err)));

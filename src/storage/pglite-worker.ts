@@ -31,6 +31,18 @@ function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
 }
 
 const start = workerData as WorkerStart;
+
+/**
+ * PostgreSQL settings for an embedded, single-connection database, on top of PGlite's own.
+ * PGlite's data directory says shared_buffers = 128MB, and PostgreSQL touches all of its
+ * shared memory when it starts, so the pool alone kept ~150 MB resident from the first
+ * second. Every page PGlite reads comes through the operating system's file cache anyway, so
+ * a page missing from a small pool costs a system call and a copy while that cache holds it;
+ * 16MB (2,048 pages) keeps the upper levels of the indexes and the pages the event COPYs
+ * append to. The write-ahead log's buffers follow (1/32 of the pool). Given on the command
+ * line, these override the data directory's postgresql.conf and are never written into it.
+ */
+const SETTINGS = ["shared_buffers=16MB"];
 const unlisten = new Map<string, () => Promise<void>>();
 
 async function run(pg: PGlite, req: WorkerRequest): Promise<unknown> {
@@ -73,10 +85,16 @@ async function main(): Promise<void> {
   try {
     pg = await PGlite.create({
       dataDir: start.dataDir,
+      startParams: [...PGlite.defaultStartParams, ...SETTINGS.flatMap((s) => ["-c", s])],
       ...(start.loadDataDir ? { loadDataDir: new Blob([start.loadDataDir]) } : {}),
     });
   } catch (err) {
     post({ type: "failed", error: plain(err) });
+    return;
+  }
+  if (start.initOnly) {
+    await pg.close();
+    post({ type: "ready" });
     return;
   }
   // One request at a time: the next waits for the previous, like one connection.

@@ -4,7 +4,7 @@ import type {
   GetVerificationsRequest,
   GetVerificationsResponseSchema,
 } from "../../../gen/latchkey/v2/analytics_pb.js";
-import { checkQuery, confirmWrapped } from "../../analytics/query.js";
+import { checkQuery, confirmWrapped, loadQueryParser } from "../../analytics/query.js";
 import { QueryRefused } from "../../domain/analytics/sql-guard.js";
 import { catalog } from "../../errors/catalog.js";
 import { errors, ServiceError } from "../../errors/service-error.js";
@@ -45,6 +45,7 @@ export async function getVerifications(
   if (!release) throw tooManyQueries(cap);
   let texts: (string | null)[];
   try {
+    await loadQueryParser();
     const checked = checkQuery(req.query);
     const statement = analyticsStatement(
       deps.analyticsSchema,
