@@ -50,6 +50,12 @@ export interface AppOptions {
   config: Config;
   /** A database to use (not closed by stop); by default one is opened from the config. */
   db?: Db;
+  /**
+   * The configured database, already being opened (`openDatabaseWhenUp`): the app owns it as
+   * if it had opened it. The bin starts it before loading the server's modules, so that the
+   * embedded engine boots on its thread meanwhile.
+   */
+  opening?: Promise<Db>;
   clock?: Clock;
   log?: Logger;
   /**
@@ -103,7 +109,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const ownsDb = opts.db === undefined;
   const untracedDb =
     opts.db ??
-    (await openDatabaseWhenUp(config, log).catch(async (err: unknown) => {
+    (await (opts.opening ?? openDatabaseWhenUp(config, log)).catch(async (err: unknown) => {
       if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
       throw err;
     }));

@@ -41,10 +41,17 @@ async function serve(config: Config, io: Io): Promise<void> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   try {
+    const log = createLogger(config.logLevel, io.stdout);
+    // The database opens first: the embedded engine boots on a thread of its own while this
+    // one loads the server's modules (each takes most of a second), and a start takes the
+    // longer of the two instead of their sum. startApp owns it and reports its failure.
+    const { openDatabaseWhenUp } = await import("../startup/database.js");
+    const opening = openDatabaseWhenUp(config, log);
+    opening.catch(() => {});
     // Loaded here, not with the command line: help, --version and the admin commands do not
     // pay for loading every door.
     const { startApp } = await import("../app.js");
-    app = await startApp({ config, log: createLogger(config.logLevel, io.stdout) });
+    app = await startApp({ config, log, opening });
   } catch (err) {
     // A start that failed leaves nothing to stop: the caller reports the failure.
     process.off("SIGTERM", onSignal);
