@@ -29,7 +29,7 @@ const TEMPORARY_SPACE = 1024 * 1024 * 1024;
  * Where a database without a directory goes: memory-backed /dev/shm when it has room (it
  * stands in for an in-memory database and loads about as fast), else the temp folder.
  */
-function temporaryParent(): string {
+export function temporaryParent(): string {
   try {
     const fs = statfsSync("/dev/shm");
     if (fs.bavail * fs.bsize >= TEMPORARY_SPACE) return "/dev/shm";

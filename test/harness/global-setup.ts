@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { migrate } from "../../src/storage/migrate.js";
-import { openPglite } from "../../src/storage/pglite.js";
+import { openPglite, temporaryParent } from "../../src/storage/pglite.js";
 import { openPostgres } from "../../src/storage/postgres.js";
 import { databaseUrl, postgresUrl } from "./engine.js";
 
@@ -27,17 +27,6 @@ function migrationsHash(): string {
   return h.digest("hex").slice(0, 12);
 }
 
-/** Memory-backed /dev/shm when it has room for a few databases (~40 MB each), else the temp folder. */
-function scratchParent(): string {
-  try {
-    const fs = statfsSync("/dev/shm");
-    if (fs.bavail * fs.bsize >= 1024 * 1024 * 1024) return "/dev/shm";
-  } catch {
-    // No /dev/shm (not Linux).
-  }
-  return tmpdir();
-}
-
 /**
  * Migrates a database once per run and per engine, so each test file starts from a
  * copy instead of migrating: a PGlite dump loaded per file, a PostgreSQL template database.
@@ -51,7 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const dir = join(tmpdir(), "latchkey-test");
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `pglite-${hash}.tar`);
-    const runDir = join(scratchParent(), `latchkey-test-${hash}`);
+    const runDir = join(temporaryParent(), `latchkey-test-${hash}`);
     mkdirSync(runDir, { recursive: true });
     const db = await openPglite({});
     await migrate(db, Date.now());
