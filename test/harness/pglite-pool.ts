@@ -36,15 +36,17 @@ function relations(db: Db): Promise<Relation[]> {
   );
 }
 
+/** How a relation is named in `Pooled.schema`. */
+const key = (r: Relation) => `${r.relname}:${r.relkind}`;
+
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * Empties a database back to the migrated state: drops the tables made while serving (the
- * event partitions), truncates every table but the migration history. Returns false when the
+ * event partitions), deletes the rows of every table but the migration history. Returns false when the
  * schema changed otherwise (a test that altered it): such a database is not lent again.
  */
 async function reset(entry: Pooled): Promise<boolean> {
-  const key = (r: Relation) => `${r.relname}:${r.relkind}`;
   let now = await relations(entry.db);
   const made = now.filter(
     (r) => r.relkind === "r" && r.relispartition && !entry.schema.has(key(r)),
@@ -103,7 +105,7 @@ export async function leasePglite(
   while (entry && !(await resetOrDiscard(entry))) entry = idle.pop();
   if (!entry) {
     const opened = await open();
-    const schema = new Set((await relations(opened.db)).map((r) => `${r.relname}:${r.relkind}`));
+    const schema = new Set((await relations(opened.db)).map(key));
     entry = { ...opened, schema };
   }
   const pooled = entry;
