@@ -7,8 +7,10 @@ import {
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { createTracing } from "../../src/tracing/tracing.js";
+import { createTransports } from "../harness/doors.js";
 import { redisUrl } from "../harness/engine.js";
 import { useServer } from "../harness/server.js";
+import { typedApi } from "../harness/typed.js";
 
 // With tracing on, a call is a SERVER span named for its procedure, the child of the caller's
 // traceparent, with the database (and Redis) spans it caused under it, outcome attributes
@@ -117,7 +119,7 @@ async function expectVerifyTree(
 }
 
 describe("tracing", () => {
-  it("traces a verification through /v2, Connect and the gRPC port, and stamps its log lines", async () => {
+  it("traces a verification through every door (/v2, Connect, gRPC and gRPC-web on the main port, the gRPC port), and stamps its log lines", async () => {
     const json = traceparent();
     const jsonKey = await limitedKey();
     const res = await verifyOnMainPort("/v2/keys.verifyKey", jsonKey, json.header);
@@ -139,6 +141,23 @@ describe("tracing", () => {
     expect(verified.data?.valid).toBe(true);
     const grpcRoot = await expectVerifyTree(grpc, "grpc", [grpcKey, s.rootKey]);
     expect(grpcRoot.attributes["rpc.grpc.status_code"]).toBe(0);
+
+    // gRPC and gRPC-web on the main port (the Connect door's other protocols).
+    const transports = createTransports(s.app.url, s.app.url);
+    for (const [protocol, door] of [
+      ["grpc-main", "grpc"],
+      ["grpc-web", "grpc-web"],
+    ] as const) {
+      const trace = traceparent();
+      const key = await limitedKey();
+      const answered = await typedApi(transports[protocol], s.rootKey).keys.verifyKey(
+        { key },
+        { headers: { traceparent: trace.header } },
+      );
+      expect(answered.data?.valid).toBe(true);
+      const root = await expectVerifyTree(trace, door, [key, s.rootKey]);
+      expect(root.attributes["rpc.grpc.status_code"]).toBe(0);
+    }
 
     const requestId = jsonRoot.attributes["latchkey.request_id"];
     const line = lines.find((l) => l.msg === "call" && l.requestId === requestId);
