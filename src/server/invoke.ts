@@ -44,8 +44,16 @@ type RequestWithContext = UnaryRequest & { [contextOf]: HandlerContext };
  * every call; this does the same work with one context object per call. The interceptor
  * and implementation contracts are Connect's, unchanged: what a handler or interceptor sets
  * in `responseTrailer` comes back as the trailer, not among the headers.
+ *
+ * With `answer` "init shape" the handler's answer is passed on as the handler made it, which
+ * may be a message's init shape rather than a message: for the /v2 door, whose encoder reads
+ * either (json-codec.ts encodeJson), making the message would be work thrown away.
  */
-export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[]): BoundProcedure {
+export function bindUnary(
+  spec: UnarySpec,
+  interceptors: readonly Interceptor[],
+  answer: "message" | "init shape" = "message",
+): BoundProcedure {
   const method = spec.method;
   const service = method.parent;
   const output: DescMessage = method.output;
@@ -54,7 +62,9 @@ export function bindUnary(spec: UnarySpec, interceptors: readonly Interceptor[])
     const ctx = r[contextOf];
     const result = await spec.impl(r.message, ctx);
     const message = (
-      (result as Message).$typeName === output.typeName ? result : create(output, result as never)
+      answer === "init shape" || (result as Message).$typeName === output.typeName
+        ? result
+        : create(output, result as never)
     ) as Message;
     return {
       stream: false,

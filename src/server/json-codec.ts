@@ -7,7 +7,7 @@ import {
   hasOption,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import { FeatureSet_FieldPresence, FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import {
   json as jsonOption,
   json_value as jsonValue,
@@ -27,6 +27,8 @@ import { jsonPresenceOf, recordJsonPresence } from "./presence.js";
 
 interface FieldPlan {
   field: DescField;
+  /** `"jsonName":`, the start of the member in /v2 JSON text. */
+  key: string;
   pointerToken: string;
   nullable: boolean;
   emitEmpty: boolean;
@@ -57,6 +59,7 @@ function planFor(desc: DescMessage): MessagePlan {
     const o = hasOption(field, jsonOption) ? getOption(field, jsonOption) : undefined;
     fields.push({
       field,
+      key: `${JSON.stringify(field.jsonName)}:`,
       pointerToken: escapePointer(field.jsonName),
       nullable: o?.nullable ?? false,
       emitEmpty: o?.emitEmpty ?? false,
@@ -76,7 +79,8 @@ function planFor(desc: DescMessage): MessagePlan {
 
 interface EnumPlan {
   toNumber: Map<string, number>;
-  toText: Map<number, string>;
+  /** A value's documented text as a JSON string, ready to write. */
+  quoted: Map<number, string>;
   allowed: string;
 }
 const enumPlans = new Map<string, EnumPlan>();
@@ -85,14 +89,14 @@ function enumPlanFor(desc: DescEnum): EnumPlan {
   let plan = enumPlans.get(desc.typeName);
   if (plan) return plan;
   const toNumber = new Map<string, number>();
-  const toText = new Map<number, string>();
+  const quoted = new Map<number, string>();
   for (const v of desc.values) {
     if (v.number === 0) continue;
     const s = hasOption(v, jsonValue) ? getOption(v, jsonValue) : v.name;
     toNumber.set(s, v.number);
-    toText.set(v.number, s);
+    quoted.set(v.number, JSON.stringify(s));
   }
-  plan = { toNumber, toText, allowed: [...toNumber.keys()].join(", ") };
+  plan = { toNumber, quoted, allowed: [...toNumber.keys()].join(", ") };
   enumPlans.set(desc.typeName, plan);
   return plan;
 }
@@ -289,51 +293,108 @@ export function decodeObject(
   return message;
 }
 
-function writeSingle(p: FieldPlan, kind: "scalar" | "enum" | "message", v: unknown): unknown {
-  if (kind === "scalar") return typeof v === "bigint" ? Number(v) : v;
-  if (kind === "enum") return enumPlanFor(p.field.enum as DescEnum).toText.get(v as number);
-  if (p.isStruct) return v;
-  return encodeMessage(p.field.message as DescMessage, v as Record<string, unknown>);
+const IMPLICIT = FeatureSet_FieldPresence.IMPLICIT;
+
+/** The zero value an implicit-presence scalar has when a handler's answer leaves it out. */
+function scalarZero(type: ScalarType): unknown {
+  switch (type) {
+    case ScalarType.STRING:
+      return "";
+    case ScalarType.BOOL:
+      return false;
+    case ScalarType.BYTES:
+      return new Uint8Array(0);
+    default:
+      return 0;
+  }
+}
+
+/** One value as JSON text; undefined where JSON.stringify would leave the member out. */
+function scalarText(v: unknown): string | undefined {
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "null";
+  if (typeof v === "bigint") return scalarText(Number(v));
+  if (typeof v === "boolean") return v ? "true" : "false";
+  return JSON.stringify(v);
+}
+
+function singleText(
+  p: FieldPlan,
+  kind: "scalar" | "enum" | "message",
+  v: unknown,
+): string | undefined {
+  if (kind === "scalar") return scalarText(v);
+  if (kind === "enum") return enumPlanFor(p.field.enum as DescEnum).quoted.get(v as number);
+  if (p.isStruct) return JSON.stringify(v);
+  return encodeJson(p.field.message as DescMessage, v as Record<string, unknown>);
+}
+
+/** One member, `"name":value`, or undefined when it is left out. */
+function memberText(p: FieldPlan, v: unknown): string | undefined {
+  const f = p.field;
+  switch (f.fieldKind) {
+    case "list": {
+      const items = (v as unknown[] | undefined) ?? [];
+      if (items.length === 0 && !p.emitEmpty) return undefined;
+      let text = "";
+      for (let i = 0; i < items.length; i++) {
+        text += `${i === 0 ? "" : ","}${singleText(p, f.listKind, items[i]) ?? "null"}`;
+      }
+      return `${p.key}[${text}]`;
+    }
+    case "map":
+      return undefined;
+    case "enum": {
+      if (v !== undefined && v !== 0) {
+        const text = singleText(p, "enum", v);
+        return text === undefined ? undefined : p.key + text;
+      }
+      return p.emitNull ? `${p.key}null` : undefined;
+    }
+    case "message":
+      if (v !== undefined) {
+        const text = singleText(p, "message", v);
+        return text === undefined ? undefined : p.key + text;
+      }
+      if (p.emitEmpty) return `${p.key}{}`;
+      return p.emitNull ? `${p.key}null` : undefined;
+    default: {
+      // A handler may answer with a message's init shape (the /v2 door does not make the
+      // message): an implicit-presence scalar it left out has its zero value.
+      const value =
+        v === undefined && f.presence === IMPLICIT ? scalarZero(f.scalar) : (v as unknown);
+      if (value !== undefined) {
+        const text = singleText(p, "scalar", value);
+        return text === undefined ? undefined : p.key + text;
+      }
+      return p.emitNull ? `${p.key}null` : undefined;
+    }
+  }
 }
 
 /**
- * Encodes a message in the /v2 JSON form: int64 as numbers, enums as the documented strings,
- * implicit scalars always written, unset optional fields and empty lists omitted unless
- * the field asks for `emit_empty` or `emit_null`.
+ * Writes a message, or the init shape of one, as /v2 JSON text: int64 as numbers, enums as the
+ * documented strings, implicit scalars always written, unset optional fields and empty lists
+ * omitted unless the field asks for `emit_empty` or `emit_null`. Written straight to text,
+ * without an intermediate object for JSON.stringify to walk again: this runs on every answer.
  */
+export function encodeJson(desc: DescMessage, message: Record<string, unknown>): string {
+  let text = "{";
+  let first = true;
+  for (const p of planFor(desc).fields) {
+    const member = memberText(p, message[p.field.localName]);
+    if (member === undefined) continue;
+    text += first ? member : `,${member}`;
+    first = false;
+  }
+  return `${text}}`;
+}
+
+/** The /v2 JSON form of a message as a value (encodeJson, parsed). */
 export function encodeMessage(
   desc: DescMessage,
   message: Record<string, unknown>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of planFor(desc).fields) {
-    const f = p.field;
-    const v = message[f.localName];
-    switch (f.fieldKind) {
-      case "list": {
-        const items = v as unknown[];
-        if (items.length > 0 || p.emitEmpty) {
-          out[f.jsonName] = items.map((item) => writeSingle(p, f.listKind, item));
-        }
-        break;
-      }
-      case "map":
-        break;
-      case "enum":
-        if (v !== undefined && v !== 0) out[f.jsonName] = writeSingle(p, "enum", v);
-        else if (p.emitNull) out[f.jsonName] = null;
-        break;
-      case "message":
-        if (v !== undefined) out[f.jsonName] = writeSingle(p, "message", v);
-        else if (p.emitEmpty) out[f.jsonName] = {};
-        else if (p.emitNull) out[f.jsonName] = null;
-        break;
-      default:
-        if (v !== undefined) out[f.jsonName] = writeSingle(p, "scalar", v);
-        else if (p.emitNull) out[f.jsonName] = null;
-    }
-  }
-  return out;
+  return JSON.parse(encodeJson(desc, message)) as Record<string, unknown>;
 }
 
 const bareArrayFields = new Map<string, string | null>();

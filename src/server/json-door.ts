@@ -9,7 +9,7 @@ import { namespaceOf, procedureOf } from "../services/procedures.js";
 import { errorEnvelope } from "./error-envelope.js";
 import { ClientGoneError, errorType, toServiceError } from "./interceptors/request-context.js";
 import { type BoundProcedure, bindUnary, type UnarySpec } from "./invoke.js";
-import { acceptBareArray, decodeObject, encodeMessage } from "./json-codec.js";
+import { acceptBareArray, decodeObject, encodeJson } from "./json-codec.js";
 import { LiteHeaders } from "./lite-headers.js";
 import {
   BodyTooLargeError,
@@ -17,6 +17,7 @@ import {
   type NodeResponse,
   readBody,
   sendJson,
+  sendJsonText,
 } from "./node-io.js";
 
 /** What the /v2 door needs. */
@@ -56,7 +57,7 @@ function routeTable(
       if (m.kind !== "unary") continue;
       routes.set(`/v2/${namespaceOf(s.service)}.${m.method.localName}`, {
         spec: m,
-        invoke: bindUnary(m, interceptors),
+        invoke: bindUnary(m, interceptors, "init shape"),
         procedure: procedureOf(m.method).name,
       });
     }
@@ -130,14 +131,14 @@ export function createJsonDoor(opts: JsonDoorOptions) {
         },
         message,
       );
-      const body = encodeMessage(
+      const body = encodeJson(
         spec.method.output,
         result.message as unknown as Record<string, unknown>,
       );
       // A JSON answer has no trailers: any go out as headers, as they always have.
       const headers = result.header.toRecord();
       if (!result.trailer.isEmpty()) Object.assign(headers, result.trailer.toRecord());
-      sendJson(res, 200, body, headers);
+      sendJsonText(res, 200, body, headers);
     } catch (thrown) {
       const err =
         thrown instanceof BodyTooLargeError

@@ -40,7 +40,16 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** Writes JSON text, already encoded, as a response with an exact Content-Length. */
+export function sendJsonText(
+  res: NodeResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   const all: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),

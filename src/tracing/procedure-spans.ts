@@ -50,7 +50,7 @@ export function procedureSpans(tracing: Tracing): Interceptor {
     );
     try {
       const res = await tracing.with(trace.setSpan(parent, span), () => next(req));
-      span.setAttributes(successAttributes(call.door, res.message));
+      span.setAttributes(successAttributes(call.door, req.method.output.typeName, res.message));
       return res;
     } catch (err) {
       recordFailure(span, call.door, err);
@@ -66,11 +66,12 @@ function isGrpc(door: string): boolean {
 }
 
 /** A successful call's outcome; for a verification, its code (VALID, NOT_FOUND, …). */
-function successAttributes(door: string, message: unknown): Attributes {
+function successAttributes(door: string, output: string, message: unknown): Attributes {
   const attributes: Attributes = { "latchkey.status": 200 };
   if (isGrpc(door)) attributes["rpc.grpc.status_code"] = 0;
-  const m = message as { $typeName?: string; data?: { code?: VerifyKeyCode } };
-  if (m.$typeName === VerifyKeyResponseSchema.typeName && m.data?.code !== undefined) {
+  // The /v2 door's answer may be the handler's init shape, without a $typeName.
+  const m = message as { data?: { code?: VerifyKeyCode } };
+  if (output === VerifyKeyResponseSchema.typeName && m.data?.code !== undefined) {
     attributes["latchkey.verification.code"] = VerifyKeyCode[m.data.code];
   }
   return attributes;

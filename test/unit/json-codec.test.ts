@@ -8,8 +8,10 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { CreditsSchema, RatelimitRequestSchema } from "../../gen/latchkey/v2/common_pb.js";
+import { VerifyKeyCode, VerifyKeyResponseSchema } from "../../gen/latchkey/v2/keys_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
-import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
+import { decodeObject, encodeJson, encodeMessage } from "../../src/server/json-codec.js";
+import { SERVED_SERVICES } from "../../src/services/procedures.js";
 import { isPresent } from "../../src/server/presence.js";
 
 // A message shaped like an update request, built in code so the codec is tested on
@@ -154,5 +156,76 @@ describe("the /v2 JSON codec", () => {
       limit: 10,
       duration: 1000,
     });
+  });
+});
+
+describe("encodeJson: /v2 text written straight from a message or its init shape", () => {
+  const outputs = new Map<string, DescMessage>();
+  const collect = (d: DescMessage) => {
+    if (outputs.has(d.typeName)) return;
+    outputs.set(d.typeName, d);
+    for (const f of d.fields) if (f.message) collect(f.message);
+  };
+  for (const s of SERVED_SERVICES) for (const m of s.methods) collect(m.output);
+
+  it("answers an empty init shape exactly as the message create() makes of it, for every answer type", () => {
+    expect(outputs.size).toBeGreaterThan(40);
+    for (const desc of outputs.values()) {
+      expect(encodeJson(desc, {}), desc.typeName).toBe(encodeJson(desc, create(desc) as never));
+    }
+  });
+
+  it("writes a filled verification alike from its init shape and from its message", () => {
+    const init = {
+      data: {
+        valid: true,
+        code: VerifyKeyCode.VALID,
+        keyId: 'key_"quoted"\n',
+        permissions: ["a.b", "c"],
+        roles: [],
+        ratelimits: [
+          { id: "rl_1", name: "requests", limit: 10n, duration: 60_000n, remaining: 9n, reset: 1n },
+        ],
+        credits: 0n,
+        identity: { id: "id_1", externalId: "ext", ratelimits: [] },
+        meta: { plan: "pro", nested: { n: 1, list: [true, null] } },
+      },
+    };
+    const text = encodeJson(VerifyKeyResponseSchema, init as never);
+    expect(text).toBe(
+      encodeJson(VerifyKeyResponseSchema, create(VerifyKeyResponseSchema, init) as never),
+    );
+    expect(JSON.parse(text)).toEqual({
+      data: {
+        valid: true,
+        code: "VALID",
+        keyId: 'key_"quoted"\n',
+        permissions: ["a.b", "c"],
+        ratelimits: [
+          {
+            id: "rl_1",
+            name: "requests",
+            limit: 10,
+            duration: 60000,
+            remaining: 9,
+            reset: 1,
+            exceeded: false,
+            autoApply: false,
+          },
+        ],
+        credits: 0,
+        identity: { id: "id_1", externalId: "ext" },
+        meta: { plan: "pro", nested: { n: 1, list: [true, null] } },
+      },
+    });
+  });
+
+  it("writes what JSON.stringify would of the same values: non-finite numbers as null, unknown enum values left out", () => {
+    const limit = { name: "n", limit: 10n, duration: 1000n, cost: undefined } as never;
+    expect(encodeJson(RatelimitRequestSchema, limit)).toBe(
+      '{"name":"n","limit":10,"duration":1000}',
+    );
+    const odd = { data: { valid: false, code: 999 } } as never;
+    expect(JSON.parse(encodeJson(VerifyKeyResponseSchema, odd)).data.code).toBeUndefined();
   });
 });
