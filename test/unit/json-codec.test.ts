@@ -11,8 +11,8 @@ import { CreditsSchema, RatelimitRequestSchema } from "../../gen/latchkey/v2/com
 import { VerifyKeyCode, VerifyKeyResponseSchema } from "../../gen/latchkey/v2/keys_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeJson, encodeMessage } from "../../src/server/json-codec.js";
-import { SERVED_SERVICES } from "../../src/services/procedures.js";
 import { isPresent } from "../../src/server/presence.js";
+import { SERVED_SERVICES } from "../../src/services/procedures.js";
 
 // A message shaped like an update request, built in code so the codec is tested on
 // every field kind before the real update procedures exist.
