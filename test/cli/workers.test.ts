@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
@@ -271,6 +272,30 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       expect(pids.filter(alive)).toEqual([]);
       // Each worker that was still running stopped gracefully, then the primary.
       expect(server.stdout().match(/"msg":"latchkey stopped"/g)?.length).toBe(3);
+    });
+
+    it("ends with the first worker's reason, non-zero, when it cannot start", async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const takenPort = (taken.address() as net.AddressInfo).port;
+      try {
+        const failing = startLatchkey(["serve"], {
+          DATABASE_URL: database.url as string,
+          REDIS_URL: redisUrl as string,
+          WORKERS: "2",
+          PORT: String(takenPort),
+          GRPC_PORT: "off",
+          ADMIN_PORT: "0",
+          HOST: "127.0.0.1",
+          ROOT_KEY: "workers_root_key_0123456789",
+        });
+        expect(await failing.exited(60_000)).toBe(1);
+        expect(failing.stderr()).toBe(`latchkey: bind EADDRINUSE 127.0.0.1:${takenPort}\n`);
+        // Worker 1 failed: worker 2 was never started.
+        expect(failing.stdout()).not.toMatch(/"worker":2/);
+      } finally {
+        taken.close();
+      }
     });
   },
 );
