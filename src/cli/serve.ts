@@ -60,6 +60,8 @@ export const serveCommand: Command = {
   details:
     "/metrics, /health/live and /health/ready are on --admin-port (on 127.0.0.1 unless\n" +
     "--admin-host says otherwise); the health endpoints are on --port too.\n" +
+    "With --workers above 1, a primary process forks that many servers sharing the ports\n" +
+    "and serves --admin-port for all of them (docs/operations.md, WORKERS).\n" +
     "Every option is also an environment variable (named in brackets); an option beats its\n" +
     "variable. docs/configuration.md explains each.",
   options: Object.fromEntries(ALL_SETTINGS.map(settingOption)),
