@@ -67,40 +67,59 @@ export class WorkersError extends Error {
 
 let nextQuestion = 0;
 
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+/**
+ * The questions each worker has not answered yet, by id. One listener per worker reads every
+ * answer (a listener per question would pile up under concurrent scrapes and probes).
+ */
+const pendingOf = new WeakMap<Worker, Map<number, Pending>>();
+
+function questionsOf(worker: Worker): Map<number, Pending> {
+  const known = pendingOf.get(worker);
+  if (known) return known;
+  const questions = new Map<number, Pending>();
+  pendingOf.set(worker, questions);
+  worker.on("message", (message: unknown) => {
+    const answer = ours<WorkerMessage>(message);
+    if (answer?.latchkey !== "answer") return;
+    const asked = questions.get(answer.id);
+    if (answer.error === undefined) asked?.resolve(answer.value);
+    else asked?.reject(new Error(answer.error));
+  });
+  worker.on("exit", () => {
+    for (const asked of [...questions.values()]) asked.reject(new Error("the worker exited"));
+  });
+  return questions;
+}
+
 /**
  * Asks a worker and resolves with its answer; rejects when it does not answer within
  * `timeoutMs` or exits first, so that nothing waits on a worker that is gone.
  */
 export function ask(worker: Worker, question: QuestionMessage["latchkey"], timeoutMs: number) {
   const id = nextQuestion++;
+  const questions = questionsOf(worker);
   return new Promise<unknown>((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      worker.off("message", onMessage);
-      worker.off("exit", onExit);
-    };
-    const onMessage = (message: unknown) => {
-      const answer = ours<WorkerMessage>(message);
-      if (answer?.latchkey !== "answer" || answer.id !== id) return;
-      done();
-      if (answer.error === undefined) resolve(answer.value);
-      else reject(new Error(answer.error));
-    };
-    const onExit = () => {
-      done();
-      reject(new Error("the worker exited"));
-    };
     const timer = setTimeout(() => {
-      done();
+      questions.delete(id);
       reject(new Error(`no answer within ${timeoutMs} ms`));
     }, timeoutMs);
-    worker.on("message", onMessage);
-    worker.on("exit", onExit);
+    const settle =
+      <T>(then: (value: T) => void) =>
+      (value: T) => {
+        clearTimeout(timer);
+        questions.delete(id);
+        then(value);
+      };
+    const asked = { resolve: settle(resolve), reject: settle(reject) };
+    questions.set(id, asked);
     // A worker whose channel closed meanwhile gets an error here, not an unhandled 'error'.
     worker.send({ latchkey: question, id } satisfies QuestionMessage, undefined, (err) => {
-      if (!err) return;
-      done();
-      reject(err);
+      if (err) asked.reject(err);
     });
   });
 }

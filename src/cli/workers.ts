@@ -97,7 +97,8 @@ async function servePrimary(config: Config, io: Io, flags: ConfigFlags): Promise
   process.on("SIGINT", onSignal);
 
   let first: ListeningMessage | undefined;
-  let listened = 0;
+  // By slot: a worker restarted during the start must not count twice.
+  const listened = new Set<number>();
   let started: { resolve(): void; reject(err: WorkersError): void } | undefined;
   const allListening = new Promise<void>((resolve, reject) => {
     started = { resolve, reject };
@@ -107,12 +108,12 @@ async function servePrimary(config: Config, io: Io, flags: ConfigFlags): Promise
   const pool = new WorkerPool(config.workers, env, log, {
     listening(n, message) {
       if (!starting) return;
-      listened++;
+      listened.add(n);
       if (n === 1 && !first) {
         first = message;
         for (let i = 2; i <= config.workers; i++) pool.start(i);
       }
-      if (listened === config.workers) started?.resolve();
+      if (listened.size === config.workers) started?.resolve();
     },
     giveUp(err) {
       void stopAll().then(() => {
