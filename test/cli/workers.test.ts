@@ -159,6 +159,8 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
         // can make the other worker's cached record go, not its expiry.
         CACHE_TTL_MS: "30000",
         SHUTDOWN_TIMEOUT_MS: "5000",
+        // Every probe of the admin port asks the workers afresh: a killed worker shows at once.
+        READY_CACHE_MS: "0",
         BOOTSTRAP_ROOT_KEY_FILE: rootKeyFile,
       });
       expect(await server.listening(), server.stderr() + server.stdout()).toBe(true);
@@ -251,6 +253,16 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       const before = workerPids(server.stdout());
       const victim = before.find((w) => w.worker === 2)?.pid as number;
       process.kill(victim, "SIGKILL");
+      // Until its replacement serves, the primary's readiness names the missing worker (the
+      // replacement waits 250 ms, then takes a start's time).
+      let ready: { status: number; body: unknown } = { status: 0, body: undefined };
+      const unready = await eventually(async () => {
+        const res = await fetch(`${adminUrl}/health/ready`);
+        ready = { status: res.status, body: await res.json() };
+        return res.status === 503;
+      });
+      expect(unready).toBe(true);
+      expect(ready.body).toEqual({ status: "not ready", failing: ["worker 2"] });
       expect(await eventually(() => workerPids(server.stdout()).length > before.length)).toBe(true);
       expect(server.stdout()).toMatch(
         /"worker":2,"workerPid":\d+,"code":null,"signal":"SIGKILL","msg":"worker exited unexpectedly"/,
