@@ -100,8 +100,11 @@ async function servePrimary(config: Config, io: Io, flags: ConfigFlags): Promise
   // By slot: a worker restarted during the start must not count twice.
   const listened = new Set<number>();
   let started: { resolve(): void; reject(err: WorkersError): void } | undefined;
+  let allStarted = false;
   const allListening = new Promise<void>((resolve, reject) => {
     started = { resolve, reject };
+  }).then(() => {
+    allStarted = true;
   });
   allListening.catch(() => {});
   const env = workerEnvironment(io.env, flags, config.workers);
@@ -117,7 +120,9 @@ async function servePrimary(config: Config, io: Io, flags: ConfigFlags): Promise
     },
     giveUp(err) {
       void stopAll().then(() => {
-        if (starting) return started?.reject(err);
+        // Before every worker listened, serve fails the way any start fails; later, the
+        // primary reports it and ends here.
+        if (!allStarted) return started?.reject(err);
         const failure = describeFailure(err);
         writeLine(io.stderr, failure.text);
         process.exit(failure.exitCode);

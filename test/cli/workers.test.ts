@@ -286,6 +286,39 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       expect(server.stdout().match(/"msg":"latchkey stopped"/g)?.length).toBe(3);
     });
 
+    it("gives up, non-zero with the reason, when a worker keeps failing to start", async () => {
+      const doomed = await createTestDatabase("postgres");
+      const dropped = { done: false };
+      const serving = startLatchkey(["serve"], {
+        DATABASE_URL: doomed.url as string,
+        REDIS_URL: redisUrl as string,
+        WORKERS: "2",
+        PORT: "0",
+        GRPC_PORT: "off",
+        ADMIN_PORT: "0",
+        HOST: "127.0.0.1",
+        ROOT_KEY: "workers_root_key_0123456789",
+        SHUTDOWN_TIMEOUT_MS: "1000",
+      });
+      try {
+        expect(await serving.listening(), serving.stdout()).toBe(true);
+        // Without its database a new worker cannot start: a missing database is not waited for.
+        await doomed.drop();
+        dropped.done = true;
+        const victim = workerPids(serving.stdout()).find((w) => w.worker === 2)?.pid as number;
+        process.kill(victim, "SIGKILL");
+        expect(await serving.exited(120_000)).toBe(1);
+        expect(serving.stderr()).toMatch(
+          /^latchkey: workers failed to start 5 times in a row; the last: .+\n$/,
+        );
+        expect(serving.stdout().match(/"msg":"worker failed to start"/g)?.length).toBe(5);
+        console.log(serving.stderr().trim());
+      } finally {
+        await serving.stop();
+        if (!dropped.done) await doomed.drop();
+      }
+    });
+
     it("ends with the first worker's reason, non-zero, when it cannot start", async () => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
