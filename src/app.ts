@@ -68,6 +68,11 @@ export interface AppOptions {
    * variables ask for (src/tracing/settings.ts).
    */
   tracing?: Tracing;
+  /**
+   * Whether this process serves the admin port (default true). A worker of `WORKERS` does
+   * not: its primary serves /metrics and readiness for every worker (cli/workers.ts).
+   */
+  serveAdmin?: boolean;
 }
 
 /** A running Latchkey server. */
@@ -76,10 +81,13 @@ export interface App {
   readonly url: string;
   /** Port of the grpc-js door, when GRPC_PORT is set. */
   readonly grpcPort: number | undefined;
-  /** Port of the admin listener (ADMIN_PORT): /metrics and the health endpoints. */
-  readonly adminPort: number;
+  /**
+   * Port of the admin listener (ADMIN_PORT): /metrics and the health endpoints; undefined
+   * when another process serves it (`serveAdmin: false`).
+   */
+  readonly adminPort: number | undefined;
   /** `http://<ADMIN_HOST>:<adminPort>` (127.0.0.1 when it binds every interface). */
-  readonly adminUrl: string;
+  readonly adminUrl: string | undefined;
   /** Whether the server can answer calls; off from the moment `stop` begins. */
   readonly readiness: Readiness;
   readonly deps: Deps;
@@ -91,6 +99,12 @@ export interface App {
    * requests and releases every resource; the admin port closes last.
    */
   stop(): Promise<void>;
+}
+
+/** `http://<host>:<port>` of the admin port, by loopback when it binds every interface. */
+function adminUrlOf(adminHost: string, port: number): string {
+  const host = ["0.0.0.0", "::", ""].includes(adminHost) ? "127.0.0.1" : adminHost;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /**
@@ -248,33 +262,35 @@ export async function startApp(opts: AppOptions): Promise<App> {
             counters: connectionCounters(metrics, "grpc"),
             readiness,
           });
-    const admin = await listen(
-      createAdminHandler(metrics, readiness),
-      config.adminPort,
-      config.adminHost,
-      limits,
-      connectionCounters(metrics, "admin"),
-    );
+    const admin =
+      opts.serveAdmin === false
+        ? undefined
+        : await listen(
+            createAdminHandler(metrics.registry, readiness),
+            config.adminPort,
+            config.adminHost,
+            limits,
+            connectionCounters(metrics, "admin"),
+          );
+    // Without the admin port this is not yet the whole server: "latchkey listening" is the
+    // line that says so (its primary writes it), and tools wait for it.
     log.info(
       {
         port: listener.port,
         grpcPort: grpcDoor?.port,
-        adminPort: admin.port,
-        adminHost: config.adminHost,
+        adminPort: admin?.port,
+        adminHost: admin ? config.adminHost : undefined,
         engine: db.engine,
       },
-      "latchkey listening",
+      admin ? "latchkey listening" : "listening, without the admin port",
     );
-    const adminHost = ["0.0.0.0", "::", ""].includes(config.adminHost)
-      ? "127.0.0.1"
-      : config.adminHost;
 
     let stopping: Promise<void> | undefined;
     return {
       port: listener.port,
       grpcPort: grpcDoor?.port,
-      adminPort: admin.port,
-      adminUrl: `http://${adminHost.includes(":") ? `[${adminHost}]` : adminHost}:${admin.port}`,
+      adminPort: admin?.port,
+      adminUrl: admin ? adminUrlOf(config.adminHost, admin.port) : undefined,
       readiness,
       url: `http://127.0.0.1:${listener.port}`,
       deps,
@@ -294,7 +310,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
-          await admin.drain(config.shutdownTimeoutMs);
+          await admin?.drain(config.shutdownTimeoutMs);
           await closeAnalyticsDb();
           if (ownsDb) await db.close();
           log.info("latchkey stopped");

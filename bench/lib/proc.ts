@@ -104,27 +104,44 @@ export interface CpuSnapshot {
   own: number;
 }
 
+/** The stat of every process now, and the set of `root` and its descendants among them. */
+function tree(root: number): { stats: Map<number, Stat>; members: Set<number> } {
+  const stats = new Map<number, Stat>();
+  for (const pid of pids()) {
+    const s = readStat(pid);
+    if (s) stats.set(pid, s);
+  }
+  const members = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, s] of stats) {
+      if (!members.has(pid) && members.has(s.ppid)) {
+        members.add(pid);
+        grew = true;
+      }
+    }
+  }
+  return { stats, members };
+}
+
+/**
+ * CPU ms of `root` and of every process under it (every thread): a server of WORKERS is a
+ * primary and its workers.
+ */
+export function processTreeCpuMs(root: number): number {
+  const { stats, members } = tree(root);
+  let ticks = 0;
+  for (const pid of members) ticks += stats.get(pid)?.ticks ?? 0;
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
 /** The machine's busy ticks and ours (this process, its descendants, our backends). */
 export function cpuSnapshot(databases: Iterable<string>): CpuSnapshot {
   const line = readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/) ?? [];
   const [user, nice, system, , , irq, softirq, steal] = line.slice(1).map(Number);
   const machine =
     (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
-  const stats = new Map<number, Stat>();
-  for (const pid of pids()) {
-    const s = readStat(pid);
-    if (s) stats.set(pid, s);
-  }
-  const ours = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, s] of stats) {
-      if (!ours.has(pid) && ours.has(s.ppid)) {
-        ours.add(pid);
-        grew = true;
-      }
-    }
-  }
+  const { stats, members: ours } = tree(process.pid);
   let own = stats.get(process.pid)?.childTicks ?? 0;
   for (const pid of ours) own += stats.get(pid)?.ticks ?? 0;
   own += (postgresBackendsCpuMs(databases) * TICKS_PER_SECOND) / 1000;

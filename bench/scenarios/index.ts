@@ -14,12 +14,14 @@ import ratelimit from "./ratelimit.ts";
 import soak from "./soak/index.ts";
 import verify from "./verify/index.ts";
 import verifyAb from "./verify-ab.ts";
+import workers from "./workers.ts";
 
 export const scenarios: readonly Scenario<object, unknown>[] = [
   getApi,
   keys,
   verify,
   verifyAb,
+  workers,
   eventWriter,
   ratelimit,
   analytics,

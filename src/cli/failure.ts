@@ -4,6 +4,7 @@ import { StartupError } from "../startup/wait.js";
 import { DbUnavailableError } from "../storage/db.js";
 import { DataDirInUseError } from "../storage/open.js";
 import { UsageError } from "./command.js";
+import { WorkersError } from "./worker-protocol.js";
 
 /** How a failed command ends: what it prints on stderr, and its exit code. */
 export interface Failure {
@@ -31,6 +32,9 @@ export function describeFailure(err: unknown): Failure {
   ) {
     return { text: `latchkey: ${err.message}`, exitCode: 2 };
   }
+  // The workers' failure carries the code its cause would have ended a single server with.
+  if (err instanceof WorkersError)
+    return { text: `latchkey: ${err.message}`, exitCode: err.exitCode };
   if (err instanceof StartupError || err instanceof DbUnavailableError || isSystemError(err)) {
     return { text: `latchkey: ${err.message}`, exitCode: 1 };
   }

@@ -4,6 +4,7 @@ import { type Config, loadConfig } from "../config.js";
 import { createLogger } from "../log.js";
 import type { Command, Parsed } from "./command.js";
 import type { Io } from "./io.js";
+import { launchApp } from "./launch.js";
 import { settingFlags, settingOption } from "./setting-flags.js";
 
 const ALL_SETTINGS = Object.keys(SETTINGS) as SettingName[];
@@ -41,17 +42,7 @@ async function serve(config: Config, io: Io): Promise<void> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   try {
-    const log = createLogger(config.logLevel, io.stdout);
-    // The database opens first: the embedded engine boots on a thread of its own while this
-    // one loads the server's modules (each takes most of a second), and a start takes the
-    // longer of the two instead of their sum. startApp owns it and reports its failure.
-    const { openDatabaseWhenUp } = await import("../startup/database.js");
-    const opening = openDatabaseWhenUp(config, log);
-    opening.catch(() => {});
-    // Loaded here, not with the command line: help, --version and the admin commands do not
-    // pay for loading every door.
-    const { startApp } = await import("../app.js");
-    app = await startApp({ config, log, opening });
+    app = await launchApp(config, createLogger(config.logLevel, io.stdout));
   } catch (err) {
     // A start that failed leaves nothing to stop: the caller reports the failure.
     process.off("SIGTERM", onSignal);
@@ -69,8 +60,16 @@ export const serveCommand: Command = {
   details:
     "/metrics, /health/live and /health/ready are on --admin-port (on 127.0.0.1 unless\n" +
     "--admin-host says otherwise); the health endpoints are on --port too.\n" +
+    "With --workers above 1, a primary process forks that many servers sharing the ports\n" +
+    "and serves --admin-port for all of them (docs/operations.md, WORKERS).\n" +
     "Every option is also an environment variable (named in brackets); an option beats its\n" +
     "variable. docs/configuration.md explains each.",
   options: Object.fromEntries(ALL_SETTINGS.map(settingOption)),
-  run: (parsed, io) => serve(serveConfig(parsed.values, io.env), io),
+  async run(parsed, io) {
+    const config = serveConfig(parsed.values, io.env);
+    if (config.workers === 1) return serve(config, io);
+    // Loaded only for WORKERS > 1: a single server pays nothing for node:cluster.
+    const { serveWorkers } = await import("./workers.js");
+    return serveWorkers(config, io, settingFlags(parsed.values, ALL_SETTINGS));
+  },
 };

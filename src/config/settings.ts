@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.js";
 import {
   boolean,
@@ -20,6 +21,30 @@ const grpcPort: Setting<number | undefined> = {
   parse(raw, label) {
     if (raw === "off") return undefined;
     return integer("GRPC_PORT", 9090, 0, 65535, "").parse(raw, label);
+  },
+};
+
+/** The most server processes WORKERS may ask for: beyond, the database's connections run out first. */
+export const MAX_WORKERS = 64;
+
+/** Server processes on this machine; `auto` is one per core the process may use. */
+const workers: Setting<number> = {
+  env: "WORKERS",
+  help: "server processes sharing the ports (auto: one per core); above 1 needs DATABASE_URL and REDIS_URL",
+  shownDefault: "1",
+  accepts: `1 to ${MAX_WORKERS}, auto`,
+  parse(raw, label) {
+    // A machine with more cores than MAX_WORKERS gets MAX_WORKERS: `auto` must not refuse to
+    // start where it was meant to use everything.
+    if (raw === "auto") return Math.min(availableParallelism(), MAX_WORKERS);
+    if (raw === undefined || raw === "") return 1;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) {
+      throw new ConfigError(
+        `${label}=${raw}: must be an integer from 1 to ${MAX_WORKERS}, or auto`,
+      );
+    }
+    return n;
   },
 };
 
@@ -92,6 +117,10 @@ export const SETTINGS = {
   adminHost: documented(
     text("ADMIN_HOST", "127.0.0.1", "interface the admin port binds"),
     "interface the admin port binds: the loopback by default, so metrics are not on the internet; `0.0.0.0` where a scraper or a kubelet must reach it from outside (keep it off the public network)",
+  ),
+  workers: documented(
+    workers,
+    `server processes sharing the ports through \`node:cluster\` (\`auto\`: one per core available, at most ${MAX_WORKERS}); above \`1\` it needs \`DATABASE_URL\` (the embedded database belongs to one process) and \`REDIS_URL\` (rate limits counted in each process would not be exact), and the admin port is served by the primary process for all of them (see [operations](operations.md#one-machine-several-processes-workers))`,
   ),
   readyTimeoutMs: documented(
     integer(

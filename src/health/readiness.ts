@@ -11,14 +11,16 @@ export interface ReadinessCheck {
   probe(): Promise<void>;
 }
 
-/** A failing check that names the part at fault, when it is not the check's own name. */
+/**
+ * A failing check that names the part at fault, when it is not the check's own name; or the
+ * parts, when it stands for another process's readiness (a worker's `database`, `redis`).
+ */
 export class ReadinessFailure extends Error {
   override name = "ReadinessFailure";
-  constructor(
-    readonly part: string,
-    message: string,
-  ) {
+  readonly parts: readonly string[];
+  constructor(part: string | readonly string[], message: string) {
     super(message);
+    this.parts = typeof part === "string" ? [part] : part;
   }
 }
 
@@ -42,7 +44,7 @@ export interface ReadinessOptions {
 
 const STOPPING: ReadinessReport = { ready: false, failing: ["shutdown"] };
 
-type Outcome = { ok: true } | { ok: false; part: string; reason: string };
+type Outcome = { ok: true } | { ok: false; parts: readonly string[]; reason: string };
 
 /**
  * Readiness of the server: its checks, run at most once per `cacheMs` however often
@@ -131,7 +133,7 @@ export class Readiness {
     const failed = outcomes.filter((o) => !o.ok);
     const report: ReadinessReport = {
       ready: failed.length === 0,
-      failing: [...new Set(failed.map((o) => o.part))],
+      failing: [...new Set(failed.flatMap((o) => o.parts))],
     };
     if (this.last?.report.ready !== report.ready) {
       if (report.ready) this.options.log?.info("ready");
@@ -159,7 +161,8 @@ export class Readiness {
     const timeoutMs = this.options.timeoutMs;
     return new Promise<Outcome>((resolve) => {
       const timer = setTimeout(
-        () => resolve({ ok: false, part: check.name, reason: `no answer within ${timeoutMs} ms` }),
+        () =>
+          resolve({ ok: false, parts: [check.name], reason: `no answer within ${timeoutMs} ms` }),
         timeoutMs,
       );
       (probe as Promise<void>).then(
@@ -169,8 +172,8 @@ export class Readiness {
         },
         (err: unknown) => {
           clearTimeout(timer);
-          const part = err instanceof ReadinessFailure ? err.part : check.name;
-          resolve({ ok: false, part, reason: err instanceof Error ? err.message : String(err) });
+          const parts = err instanceof ReadinessFailure ? err.parts : [check.name];
+          resolve({ ok: false, parts, reason: err instanceof Error ? err.message : String(err) });
         },
       );
     });

@@ -211,7 +211,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   return {
     app,
     url: app.url,
-    adminUrl: app.adminUrl,
+    // A test server always serves its admin port (serveAdmin is not turned off here).
+    adminUrl: app.adminUrl as string,
     engine,
     db: database.db,
     databaseUrl: database.url,
@@ -231,7 +232,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         : callConnect(transports[door], procedure, body, headers);
     },
     async admin(path) {
-      const res = await fetch(`${app.adminUrl}${path}`);
+      const res = await fetch(`${app.adminUrl as string}${path}`);
       return { status: res.status, headers: res.headers, text: await res.text() };
     },
     async raw(path, init = {}) {

@@ -118,7 +118,7 @@ describe("/health/live and /health/ready", () => {
     await expect(databaseCheck(s.db, known).probe()).resolves.toBeUndefined();
     const behind = databaseCheck(s.db, known + 1).probe();
     await expect(behind).rejects.toBeInstanceOf(ReadinessFailure);
-    await expect(behind).rejects.toMatchObject({ part: "migrations" });
+    await expect(behind).rejects.toMatchObject({ parts: ["migrations"] });
   });
 });
 

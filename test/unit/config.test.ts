@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { flagOf, SETTINGS } from "../../src/config/settings.js";
 import { settingsReference, withReference } from "../../src/config/settings-reference.js";
@@ -32,6 +33,18 @@ describe("loadConfig", () => {
     );
     expect(loadConfig({ BOOTSTRAP_ROOT_KEY_FILE: "/run/key" }).bootstrapRootKeyFile).toBe(
       "/run/key",
+    );
+  });
+
+  it("reads WORKERS: 1 by default, auto as the cores available (at most 64), bounded", () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ WORKERS: "4" }).workers).toBe(4);
+    expect(loadConfig({ WORKERS: "auto" }).workers).toBe(Math.min(availableParallelism(), 64));
+    expect(() => loadConfig({}, { workers: "65" })).toThrow(
+      new ConfigError("--workers=65: must be an integer from 1 to 64, or auto"),
+    );
+    expect(() => loadConfig({ WORKERS: "two" })).toThrow(
+      new ConfigError("WORKERS=two: must be an integer from 1 to 64, or auto"),
     );
   });
 

@@ -99,6 +99,7 @@ const SAMPLES: Record<SettingName, string> = {
   host: "127.0.0.2",
   adminPort: "9191",
   adminHost: "0.0.0.0",
+  workers: "3",
   readyTimeoutMs: "500",
   readyCacheMs: "250",
   databaseUrl: "postgres://u:pw@db.internal:5433/latchkey",
@@ -172,6 +173,8 @@ describe("serve's settings", () => {
     ],
     [{ KEY_HASH_PEPPER: "short" }, "KEY_HASH_PEPPER: a pepper must be"],
     [{ STARTUP_WAIT_S: "-1" }, "STARTUP_WAIT_S=-1"],
+    [{ WORKERS: "0" }, "WORKERS=0: must be an integer from 1 to 64, or auto"],
+    [{ WORKERS: "65" }, "WORKERS=65: must be an integer from 1 to 64, or auto"],
   ])("a bad setting %j: one line, exit 2, nothing started", async (env, message) => {
     const r = await cli(["serve"], { ...NO_DATABASE, ...env });
     expect(r).toEqual({ code: 2, stdout: "", stderr: expect.stringMatching(/^[^\n]+\n$/) });

@@ -81,6 +81,13 @@ describe("Readiness", () => {
     expect(await readiness.report()).toEqual({ ready: true, failing: [] });
   });
 
+  it("takes every part a failure names (a worker's report, on the primary of WORKERS)", async () => {
+    const worker = scripted("worker 1");
+    const readiness = new Readiness([worker.check], { timeoutMs: 1_000, cacheMs: 0 });
+    worker.fail(new ReadinessFailure(["database", "redis"], "worker 1: database, redis"));
+    expect(await readiness.report()).toEqual({ ready: false, failing: ["database", "redis"] });
+  });
+
   it("fails a check that does not answer within the timeout, without starting it again meanwhile", async () => {
     const db = scripted("database");
     const readiness = new Readiness([db.check], { timeoutMs: 20, cacheMs: 0 });
