@@ -1,5 +1,8 @@
-// CPU profiles and heap readings of a server under test, through its inspector (`--inspect`):
-// only the measured seconds are profiled, not the start.
+// CPU profiles and heap readings of a server under test: through its inspector (`--inspect`),
+// profiling only the measured seconds, or from the files `--cpu-prof` writes at exit (one per
+// thread), cut to a measured window.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
 interface CallFrame {
   functionName: string;
@@ -9,11 +12,17 @@ interface CallFrame {
 
 interface CpuProfile {
   nodes: { id: number; callFrame: CallFrame }[];
+  /** CLOCK_MONOTONIC, us. */
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
 export interface ProfileSummary {
+  /** Sampled time that was not (idle), ms: what the percentages are of. */
+  busyMs: number;
+  /** Sampled time, (idle) included, ms. */
+  sampledMs: number;
   /** The functions with the most self time. */
   top: { fn: string; selfPercent: number }[];
   /** Self time by where the code lives: a package, a folder of dist/src, Node, wasm, V8. */
@@ -112,23 +121,40 @@ function groupOf(frame: CallFrame): string {
   return src ? `dist/src/${src[1]}` : url.replace(/^.*\//, "");
 }
 
+/** Where a frame's code is, short: a package's path, dist/..., node:..., wasm://... */
+function placeOf(url: string): string {
+  const at = url.lastIndexOf("node_modules/");
+  if (at >= 0) return url.slice(at + "node_modules/".length);
+  return url.replace(/^.*\/(dist\/|node:)/, "$1").replace(/^file:\/\/.*\//, "");
+}
+
 function functionOf(frame: CallFrame): string {
-  const where = frame.url
-    ? `${frame.url.replace(/^.*\/(node_modules|dist|node:)/, "$1")}:${frame.lineNumber + 1}`
-    : "";
+  const where = frame.url ? `${placeOf(frame.url)}:${frame.lineNumber + 1}` : "";
   return `${frame.functionName || "(anonymous)"} ${where}`.trim();
 }
 
-/** Self time by function (top 20) and by module (top 15), in percent of the samples' time. */
-export function summarizeProfile(profile: CpuProfile): ProfileSummary {
+/**
+ * Self time by function (top `top`, 20) and by module (top 15), in percent of the busy
+ * (not idle) time of the samples, or of those within `window` (CLOCK_MONOTONIC us).
+ */
+export function summarizeProfile(
+  profile: CpuProfile,
+  options: { window?: { startUs: number; endUs: number }; top?: number } = {},
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
   const byFunction = new Map<string, number>();
   const byGroup = new Map<string, number>();
+  const w = options.window;
   let total = 0;
+  let sampled = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id);
     const dt = profile.timeDeltas[i] ?? 0;
-    if (!frame) return;
+    at += dt;
+    if (!frame || (w && (at < w.startUs || at > w.endUs))) return;
+    sampled += dt;
+    if (frame.functionName === "(idle)") return;
     total += dt;
     const fn = functionOf(frame);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + dt);
@@ -139,7 +165,12 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   const ranked = (m: Map<string, number>, limit: number) =>
     [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit);
   return {
-    top: ranked(byFunction, 20).map(([fn, us]) => ({ fn, selfPercent: percent(us) })),
+    busyMs: Math.round(total / 1000),
+    sampledMs: Math.round(sampled / 1000),
+    top: ranked(byFunction, options.top ?? 20).map(([fn, us]) => ({
+      fn,
+      selfPercent: percent(us),
+    })),
     byModule: ranked(byGroup, 15).map(([group, us]) => ({ group, selfPercent: percent(us) })),
   };
 }
@@ -150,4 +181,33 @@ export function printProfile(title: string, p: ProfileSummary): void {
   for (const t of p.top.slice(0, 10))
     console.log(`  ${String(t.selfPercent).padStart(5)}%  ${t.fn}`);
   console.log(`  ${p.byModule.map((m) => `${m.group} ${m.selfPercent}%`).join(", ")}`);
+}
+
+export interface ThreadProfile {
+  /** The profile's file name (CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile). */
+  file: string;
+  summary: ProfileSummary;
+}
+
+/**
+ * The profiles `--cpu-prof` wrote into `dir` (one process): the main thread's (thread 0) and
+ * the busiest other thread's (a worker: PGlite's), each cut to `window`, top 15 functions.
+ */
+export function summarizeProfileDir(
+  dir: string,
+  window: { startUs: number; endUs: number },
+): { main: ThreadProfile | null; busiestWorker: ThreadProfile | null; workers: number } {
+  const threads = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .map((file) => {
+      const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
+      const thread = Number(file.split(".").at(-3));
+      return { file, thread, summary: summarizeProfile(profile, { window, top: 15 }) };
+    });
+  const workers = threads.filter((t) => t.thread !== 0);
+  const busiest = workers.toSorted((a, b) => b.summary.busyMs - a.summary.busyMs)[0];
+  const main = threads.find((t) => t.thread === 0);
+  const pick = (t: (typeof threads)[number] | undefined) =>
+    t ? { file: t.file, summary: t.summary } : null;
+  return { main: pick(main), busiestWorker: pick(busiest), workers: workers.length };
 }

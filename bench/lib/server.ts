@@ -120,6 +120,8 @@ export interface BareServer {
   url: string;
   port: number;
   pid: number;
+  /** Its event-loop delay since the last read (bench/lib/eventloop.ts), on a side port. */
+  eventLoopUrl: string;
   stop(): Promise<void>;
 }
 
@@ -135,11 +137,17 @@ export async function startBare(
   const script = join(projectRoot, `bench/servers/bare-${protocol}.ts`);
   const started = await startProcess([process.execPath, script], {
     env: { BARE_SHAPE: shape },
-    ready: /\{"port":(\d+)\}/,
+    ready: /\{"port":(\d+),"eventLoopPort":(\d+)\}/,
     cpu,
   });
   const port = Number(started.match[1]);
-  return { url: `http://127.0.0.1:${port}/`, port, pid: started.pid, stop: started.stop };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    pid: started.pid,
+    eventLoopUrl: `http://127.0.0.1:${started.match[2]}/`,
+    stop: started.stop,
+  };
 }
 
 /** Starts a bare server, runs `fn` with it and stops it. */

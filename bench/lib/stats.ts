@@ -54,3 +54,16 @@ export function ratio(a: number | null | undefined, b: number | null | undefined
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The median (lower) and the range of several runs' values; null when none has one. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spread(xs: readonly (number | null | undefined)[]): Spread | null {
+  const have = xs.filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+  if (have.length === 0) return null;
+  return { median: median(have), min: Math.min(...have), max: Math.max(...have) };
+}

@@ -1,7 +1,9 @@
 // The ceiling of the gRPC port: a bare @grpc/grpc-js server answering with a response of the
 // same shape as Latchkey's, serialised with the same generated protobuf-es messages (from
 // dist/), with no checks or storage. BARE_SHAPE: `get-api` (ApisService/GetApi) or `verify`
-// (KeysService/VerifyKey, VALID with one rate limit). Prints {"port":N} once bound.
+// (KeysService/VerifyKey, VALID with one rate limit). Prints {"port":N,"eventLoopPort":M} once
+// bound: M is a side HTTP port answering the event-loop delay since its last read
+// (bench/lib/eventloop.ts), like Latchkey's /metrics.
 import {
   create,
   type DescMessage,
@@ -13,6 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import type * as ApisPb from "../../gen/latchkey/v2/apis_pb.ts";
 import type * as KeysPb from "../../gen/latchkey/v2/keys_pb.ts";
 import { fromDist } from "../lib/dist.ts";
+import { serveEventLoopDelay } from "../lib/eventloop.ts";
 
 const apis = await fromDist<typeof ApisPb>("gen/latchkey/v2/apis_pb.js");
 const keys = await fromDist<typeof KeysPb>("gen/latchkey/v2/keys_pb.js");
@@ -87,12 +90,13 @@ if (process.env.BARE_SHAPE === "verify") {
     { getApi },
   );
 }
+const eventLoopPort = await serveEventLoopDelay();
 server.bindAsync(
   `127.0.0.1:${process.env.PORT ?? 0}`,
   grpc.ServerCredentials.createInsecure(),
   (err, port) => {
     if (err) throw err;
-    console.log(JSON.stringify({ port }));
+    console.log(JSON.stringify({ port, eventLoopPort }));
   },
 );
 process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));

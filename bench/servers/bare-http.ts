@@ -1,9 +1,11 @@
 // The ceiling of the /v2 door: a bare node:http server that reads a JSON body and answers an
 // envelope of the same shape and size as Latchkey's, with no framework, auth, hashing, cache,
 // limiter or storage. BARE_SHAPE: `get-api` (apis.getApi) or `verify` (a VALID verification
-// with one rate limit). Prints {"port":N} once listening.
+// with one rate limit). Prints {"port":N,"eventLoopPort":M} once listening: M answers the
+// event-loop delay since its last read (bench/lib/eventloop.ts), like Latchkey's /metrics.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { serveEventLoopDelay } from "../lib/eventloop.ts";
 
 const shape = process.env.BARE_SHAPE ?? "get-api";
 let n = 0;
@@ -50,7 +52,8 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000;
+const eventLoopPort = await serveEventLoopDelay();
 server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
-  console.log(JSON.stringify({ port: (server.address() as AddressInfo).port }));
+  console.log(JSON.stringify({ port: (server.address() as AddressInfo).port, eventLoopPort }));
 });
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

@@ -26,11 +26,14 @@ export interface Target {
   /** A fixed JSON body; without it, {"key": `${keys.prefix}${i}`}. */
   body?: string;
   keys?: { prefix: string; from: number; count?: number };
-  /** gRPC instead of /v2 JSON: one length-prefixed message, base64. */
-  grpc?: { body: string };
+  /**
+   * gRPC instead of /v2 JSON: one length-prefixed message, base64, sent over `connections`
+   * HTTP/2 connections (1 by default).
+   */
+  grpc?: { body: string; connections?: number };
   /** The /v2 answers' expected `data.code` (VALID). */
   expectCode?: string;
-  /** Keep-alive connections at most (HTTP/1.1). */
+  /** Keep-alive connections at most (HTTP/1.1; 256 by default), opened as needed. */
   maxSockets?: number;
 }
 

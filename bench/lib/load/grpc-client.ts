@@ -1,6 +1,8 @@
-// The gRPC side of the open-loop generator: the same client over one HTTP/2 connection
-// (node:http2, one stream per request), so the fixed-rate schedule can drive a gRPC port too.
-// An answer is ok when its status is 200 and its trailers carry grpc-status 0.
+// The gRPC side of the open-loop generator: node:http2, one stream per request, spread in turn
+// over `grpc.connections` HTTP/2 connections (1 by default), all opened at the start, so the
+// fixed-rate schedule can drive a gRPC port too. Latency is the generator's (from the
+// scheduled send time). An answer is ok when its status is 200 and its trailers carry
+// grpc-status 0.
 import http2 from "node:http2";
 import { emptyCounts, type LoadClient, type Target } from "./client.ts";
 
@@ -17,10 +19,15 @@ export function grpcClient(target: Target): LoadClient {
   };
   const codes: Record<string, number> = {};
   const counts = emptyCounts();
-  const session = http2.connect(`http://${u.host}`);
-  session.on("error", () => {});
+  const sessions = Array.from({ length: Math.max(1, target.grpc.connections ?? 1) }, () => {
+    const session = http2.connect(`http://${u.host}`);
+    session.on("error", () => {});
+    return session;
+  });
+  let turn = 0;
 
   function send(_i: number, done: (ok: boolean) => void) {
+    const session = sessions[turn++ % sessions.length] as http2.ClientHttp2Session;
     const stream = session.request(headers);
     let status = 0;
     let grpcStatus: string | undefined;
@@ -57,5 +64,12 @@ export function grpcClient(target: Target): LoadClient {
     stream.end(body);
   }
 
-  return { send, destroy: () => session.destroy(), codes, counts };
+  return {
+    send,
+    destroy: () => {
+      for (const session of sessions) session.destroy();
+    },
+    codes,
+    counts,
+  };
 }

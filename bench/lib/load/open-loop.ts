@@ -4,19 +4,35 @@
 //   open    requests leave on a fixed schedule (`rate` per second, evenly spaced) whatever the
 //           answers, over keep-alive connections; each latency is measured from the request's
 //           SCHEDULED send time, so a stall of the server (or of this generator) shows in the
-//           latencies instead of silently lowering the rate (coordinated omission).
+//           latencies instead of silently lowering the rate (coordinated omission). With
+//           `watch`, it also reads what the server spent over the measured window (see Watch).
 //   closed  `concurrency` workers send one request after another, `total` requests: used to
 //           walk many distinct keys.
 //
 //   node bench/lib/load/open-loop.ts '<json config>'   prints one JSON line with the result
 //   node bench/lib/load/open-loop.ts spin <seconds>     the spinning side of preemptionProbe
 import { fileURLToPath } from "node:url";
+import { type EventLoopDelay, scrapeEventLoopDelay } from "../eventloop.ts";
 import { postgresBackendsCpuMs, processUsage } from "../proc.ts";
 import { runToEnd } from "../process.ts";
 import { type LatencySummary, round, summarize } from "../stats.ts";
 import type { LoadClient, Target } from "./client.ts";
 import { grpcClient } from "./grpc-client.ts";
 import { http1Client } from "./http1-client.ts";
+
+/**
+ * The server a fixed-rate load measures, read by the generator itself at the edges of the
+ * measured window (it alone knows when the warm-up ends): the CPU of every thread of `pid` and
+ * of the PostgreSQL backends of `databases` from /proc, and the event-loop delay from
+ * `eventLoopUrl` (a /metrics that resets its histogram when read). The first reading is taken
+ * 100 ms of schedule before the window, so that its cost delays warm-up requests only; CPU is
+ * then divided by the answers received between the two readings.
+ */
+export interface Watch {
+  pid: number;
+  databases?: string[];
+  eventLoopUrl?: string;
+}
 
 export interface OpenConfig extends Target {
   mode: "open";
@@ -25,6 +41,7 @@ export interface OpenConfig extends Target {
   warmupSeconds?: number;
   /** How long to wait for the last answers. */
   drainMs?: number;
+  watch?: Watch;
 }
 
 export interface ClosedConfig extends Target {
@@ -51,6 +68,21 @@ export interface OpenResult extends Omit<LatencySummary, "count"> {
   errors: number;
   unexpectedCodes: number;
   codes: Record<string, number>;
+  /** The measured window in CLOCK_MONOTONIC us (the clock of V8's CPU profiles). */
+  window: { startUs: number; endUs: number };
+  /** With `watch`: what the server spent over the window. */
+  server?: ServerCost;
+  /** With `watch.eventLoopUrl`: the server's event-loop delay over the window (null: unread). */
+  eventLoop?: EventLoopDelay | null;
+}
+
+export interface ServerCost {
+  /** CPU of every thread of the server process per request answered in the window. */
+  cpuUsPerRequest: number;
+  /** How often the kernel took a core away from one of its threads in the window. */
+  involuntarySwitches: number;
+  /** CPU of its PostgreSQL backends per request (with `watch.databases`). */
+  postgresCpuUsPerRequest?: number;
 }
 
 export interface ClosedResult {
@@ -67,6 +99,35 @@ export interface ClosedResult {
 
 const clientFor = (target: Target): LoadClient =>
   target.grpc ? grpcClient(target) : http1Client(target);
+
+/** CLOCK_MONOTONIC in us of a performance.now() of this process. */
+const monoAt = (() => {
+  const mono = Number(process.hrtime.bigint() / 1000n);
+  const perf = performance.now();
+  return (perfMs: number) => Math.round(mono + (perfMs - perf) * 1000);
+})();
+
+/** Reads the watched server now; `finish(answered)` reads it again and gives the difference. */
+function watchFrom(watch: Watch, answered: number) {
+  const databases = watch.databases ?? [];
+  const before = processUsage(watch.pid);
+  const pgBefore = postgresBackendsCpuMs(databases);
+  const reset = watch.eventLoopUrl ? scrapeEventLoopDelay(watch.eventLoopUrl) : undefined;
+  return async (answeredNow: number) => {
+    const after = processUsage(watch.pid);
+    const pgAfter = postgresBackendsCpuMs(databases);
+    const requests = Math.max(1, answeredNow - answered);
+    const perRequest = (ms: number) => Math.round((1000 * ms) / requests);
+    const server: ServerCost = {
+      cpuUsPerRequest: perRequest(after.cpuMs - before.cpuMs),
+      involuntarySwitches: after.preempted - before.preempted,
+      ...(databases.length > 0 ? { postgresCpuUsPerRequest: perRequest(pgAfter - pgBefore) } : {}),
+    };
+    if (!watch.eventLoopUrl) return { server };
+    await reset;
+    return { server, eventLoop: await scrapeEventLoopDelay(watch.eventLoopUrl) };
+  };
+}
 
 /** Open loop: `rate` req/s for `warmupSeconds` (not recorded), then `seconds`. */
 export function runOpen(config: OpenConfig): Promise<OpenResult> {
@@ -87,11 +148,21 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
   let maxInFlight = 0;
   let measureStart = 0;
   let measureEnd = 0;
+  const watchAt = warm - Math.min(warm, Math.round(rate * 0.1));
+  let watched: ReturnType<typeof watchFrom> | undefined;
+  let finished = false;
+  // A first read of the event-loop delay before the schedule starts: it loads fetch, which
+  // would otherwise stall the generator at the reading before the window.
+  const url = config.watch?.eventLoopUrl;
+  const ready = url ? scrapeEventLoopDelay(url) : Promise.resolve(null);
   return new Promise((resolve) => {
     let guard: NodeJS.Timeout | undefined;
-    const t0 = performance.now() + 20;
-    const finish = () => {
+    let t0 = 0;
+    const finish = async () => {
+      if (finished) return;
+      finished = true;
       clearTimeout(guard);
+      const cost = await watched?.(answered);
       c.destroy();
       const measured = total - warm;
       const { count: _, ...percentiles } = summarize(latencies.subarray(0, recorded));
@@ -112,6 +183,8 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
         errors: c.counts.errors,
         unexpectedCodes: c.counts.unexpected,
         codes: c.codes,
+        window: { startUs: monoAt(measureStart), endUs: monoAt(measureEnd) },
+        ...cost,
       });
     };
     const onDone = (i: number, scheduled: number) => (ok: boolean) => {
@@ -122,12 +195,13 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
         latencies[recorded++] = now - scheduled;
         measureEnd = now;
       }
-      if (answered === total) finish();
+      if (answered === total) void finish();
     };
     const tick = () => {
       const now = performance.now();
       while (sent < total && t0 + sent * interval <= now) {
         const scheduled = t0 + sent * interval;
+        if (sent === watchAt && config.watch) watched = watchFrom(config.watch, answered);
         if (sent === warm) measureStart = scheduled;
         if (sent >= warm) lag[sent - warm] = now - scheduled;
         inFlight++;
@@ -136,9 +210,12 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
         sent++;
       }
       if (sent < total) setImmediate(tick);
-      else guard = setTimeout(finish, config.drainMs ?? 30_000);
+      else guard = setTimeout(() => void finish(), config.drainMs ?? 30_000);
     };
-    setTimeout(tick, Math.max(0, t0 - performance.now()));
+    void ready.then(() => {
+      t0 = performance.now() + 20;
+      setTimeout(tick, 20);
+    });
   });
 }
 
@@ -183,46 +260,27 @@ export async function spawnLoad(config: OpenConfig | ClosedConfig, cpu?: number)
   return JSON.parse(out.trim().split("\n").at(-1) ?? "null");
 }
 
-export interface ServerCost {
-  /** CPU of every thread of the server process per request handled (warm-up included). */
-  cpuUsPerRequest: number;
-  /** How often the kernel took a core away from one of its threads. */
-  involuntarySwitches: number;
-  /** CPU of its PostgreSQL backends per request (PostgreSQL only). */
-  postgresCpuUsPerRequest?: number;
-}
-
-export type FixedRateResult = OpenResult & { server: ServerCost };
+export type FixedRateResult = OpenResult & {
+  server: ServerCost;
+  eventLoop: EventLoopDelay | null;
+};
 
 /**
  * An open-loop load against the server process `pid`, adding what the server spent per
- * request, read from /proc: at a fixed rate this compares two servers without the
- * generator's share of the machine in the figure. With `databases`, the CPU of the PostgreSQL
- * backends serving them is added apart.
+ * request over the measured window, read from /proc: at a fixed rate this compares two
+ * servers without the generator's share of the machine in the figure. With `databases`, the
+ * CPU of the PostgreSQL backends serving them is added apart; with `eventLoopUrl`, the
+ * server's event-loop delay over the window.
  */
 export async function fixedRateOn(
   pid: number,
   config: OpenConfig,
-  options: { cpu?: number; databases?: string[] } = {},
+  options: { cpu?: number; databases?: string[]; eventLoopUrl?: string } = {},
 ): Promise<FixedRateResult> {
-  const databases = options.databases ?? [];
-  const before = processUsage(pid);
-  const pgBefore = postgresBackendsCpuMs(databases);
-  const r = await spawnLoad(config, options.cpu);
-  const after = processUsage(pid);
-  const pgAfter = postgresBackendsCpuMs(databases);
-  // Per request handled: when the server falls behind, the requests it never answered are
-  // not in its CPU time either.
-  const requests = Math.max(1, r.handledWithWarmup);
-  const perRequest = (ms: number) => Math.round((1000 * ms) / requests);
-  return {
-    ...r,
-    server: {
-      cpuUsPerRequest: perRequest(after.cpuMs - before.cpuMs),
-      involuntarySwitches: after.preempted - before.preempted,
-      ...(databases.length > 0 ? { postgresCpuUsPerRequest: perRequest(pgAfter - pgBefore) } : {}),
-    },
-  };
+  const watch: Watch = { pid, databases: options.databases, eventLoopUrl: options.eventLoopUrl };
+  const r = await spawnLoad({ ...config, watch }, options.cpu);
+  if (!r.server) throw new Error("the generator did not read the server's CPU");
+  return { ...r, server: r.server, eventLoop: r.eventLoop ?? null };
 }
 
 export interface Preemption {

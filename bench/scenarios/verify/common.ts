@@ -12,9 +12,15 @@ export interface VerifySettings {
   /** Closed-loop loads (door, credits): measured seconds after `warmupSeconds`. */
   seconds: number;
   warmupSeconds: number;
-  /** Fixed-rate part: offered req/s, measured seconds after a 5 s warm-up. */
+  /**
+   * Fixed-rate part: offered req/s on the /v2 door and calls/s on the gRPC port, measured
+   * seconds after `fixedRateWarmupSeconds` at the same rate, in `rounds` rounds.
+   */
   rate: number;
+  grpcRate: number;
   fixedRateSeconds: number;
+  fixedRateWarmupSeconds: number;
+  rounds: number;
   propagationRounds: number;
   /** Scale part: cache off, `scaleRate` req/s over random keys among `smallKeys`, then `scaleKeys`. */
   scaleRate: number;
@@ -24,7 +30,10 @@ export interface VerifySettings {
   /** Memory part: distinct keys verified with the cache bounded to `cacheMaxEntries`. */
   memoryKeys: number;
   cacheMaxEntries: number;
-  /** Profile and diagnose even when every target is met (BENCH_PROFILE=1). */
+  /**
+   * BENCH_PROFILE=1: the door part diagnoses even on target; the fixed-rate part adds one
+   * Latchkey run per door under --cpu-prof.
+   */
   profile: boolean;
 }
 
@@ -40,8 +49,11 @@ export function verifySettings(quick: boolean, args: string[]): VerifySettings {
     parts: args.length > 0 ? PARTS.filter((p) => args.includes(p)) : [...PARTS],
     seconds: n("BENCH_SECONDS", 10, 2),
     warmupSeconds: quick ? 1 : 2,
-    rate: n("BENCH_RATE", 5000, 2000),
+    rate: n("BENCH_RATE", 3000, 2000),
+    grpcRate: n("BENCH_GRPC_RATE", 1000, 500),
     fixedRateSeconds: n("BENCH_FIXED_RATE_SECONDS", 60, 5),
+    fixedRateWarmupSeconds: n("BENCH_WARMUP_SECONDS", 30, 3),
+    rounds: n("BENCH_ROUNDS", 3, 1),
     propagationRounds: n("BENCH_PROPAGATION_ROUNDS", 20, 3),
     scaleRate: n("BENCH_SCALE_RATE", 1000, 500),
     scaleSeconds: n("BENCH_SCALE_SECONDS", 20, 3),
@@ -53,16 +65,26 @@ export function verifySettings(quick: boolean, args: string[]): VerifySettings {
   };
 }
 
-/** A key with one auto-applied rate limit that never runs out, verified once (cached). */
+/**
+ * A key with one auto-applied rate limit that never runs out (and `credits` when given),
+ * verified once (cached).
+ */
 export async function hotKey(
   context: Pick<VerifyContext, "check">,
   lk: Latchkey,
   what: string,
+  credits?: number,
 ): Promise<SeededKey> {
-  const seeded = await seedKey(lk.base, { ratelimits: HIGH_LIMIT });
+  const seeded = await seedKey(lk.base, {
+    ratelimits: HIGH_LIMIT,
+    ...(credits === undefined ? {} : { credits: { remaining: credits } }),
+  });
   const first = await verify(lk.base, seeded.key);
   context.check(
-    first.code === "VALID" && first.ratelimits?.length === 1 && first.ratelimits[0].autoApply,
+    first.code === "VALID" &&
+      first.ratelimits?.length === 1 &&
+      first.ratelimits[0].autoApply &&
+      (credits === undefined || first.credits === credits - 1),
     `${what}: first verification ${JSON.stringify(first)}`,
   );
   return seeded;

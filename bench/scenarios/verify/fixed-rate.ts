@@ -1,11 +1,15 @@
-// A fixed offered rate: N req/s evenly spaced, open loop, over keep-alive connections, the
-// server pinned to core 0 and the generator (bench/lib/load/open-loop.ts) to core 1; latency
-// from each request's scheduled send time; the server's CPU per request from /proc (every
-// thread), and on PostgreSQL its backends' CPU too. The bare node:http server is measured
-// first the same way, then Latchkey on PGlite and on PostgreSQL, then the machine itself (a
-// spinning process on the server's core counts how often the kernel takes it away).
+// Cost at a fixed rate: N requests a second evenly spaced, open loop, the server pinned to core
+// 0 and the generator (bench/lib/load/open-loop.ts) to core 1; latency from each request's
+// scheduled send time; over the measured window only (after the warm-up), the server's CPU
+// per request from /proc (every thread), its PostgreSQL backends' CPU apart, and its
+// event-loop delay (its /metrics, read and reset at the window's edges). Per round, each
+// server freshly started: the /v2 door (bare node:http, Latchkey on PGlite, on PostgreSQL, on
+// PostgreSQL with credits), then the gRPC port (bare grpc-js, Latchkey on PGlite, on
+// PostgreSQL); then the machine itself (a spinning process on the server's core counts how
+// often the kernel takes it away). With BENCH_PROFILE=1, one more Latchkey run per door
+// (PGlite) under --cpu-prof, its profiles cut to the measured window (fixed-rate-profile.ts).
 import { answersBetween, grpcFrame, metricsOf } from "../../lib/api.ts";
-import { withDatabase } from "../../lib/database.ts";
+import { withDatabase, withSql } from "../../lib/database.ts";
 import {
   type FixedRateResult,
   fixedRateOn,
@@ -15,177 +19,236 @@ import {
 } from "../../lib/load/open-loop.ts";
 import { type Disturbance, measureQuietly } from "../../lib/quiet.ts";
 import { type Engine, type LatchkeyOptions, withBare, withLatchkey } from "../../lib/server.ts";
-import { ratio } from "../../lib/stats.ts";
-import { BARE_KEY, hotKey, type VerifyContext } from "./common.ts";
+import { BARE_KEY, hotKey, VERIFY_PATH, type VerifyContext } from "./common.ts";
+import { type ProfileRun, profileRuns } from "./fixed-rate-profile.ts";
+import {
+  CONFIGS,
+  type Config,
+  type FixedRateSummary,
+  summarizeRounds,
+} from "./fixed-rate-summary.ts";
 
-export const FIXED_RATE_P99_TARGET_MS = 2;
-const SERVER_CPU = 0;
+export const SERVER_CPU = 0;
 const GENERATOR_CPU = 1;
-const WARMUP_SECONDS = 5;
+/** Keep-alive connections of the /v2 door's load; HTTP/2 connections of the gRPC load. */
+export const CONNECTIONS = { json: 50, grpc: 10 } as const;
+/** The credited key's balance: far more than any run verifies. */
+const START_CREDITS = 100_000_000;
 
 export type AtRate = FixedRateResult & { machine: Disturbance };
-export type LatchkeyAtRate = AtRate & { engine: Engine; env: Record<string, string> };
 
-export interface FixedRatePartResult {
-  rate: number;
+export interface CreditsBalance {
+  start: number;
+  /** The first verification and the VALID answers the server counted. */
+  validCounted: number;
+  /** The first verification and the VALID answers the generator read. */
+  validReceived: number;
+  remaining: number;
+  exact: boolean;
+}
+
+export type LatchkeyAtRate = AtRate & {
+  engine: Engine;
+  env: Record<string, string>;
+  credits?: CreditsBalance;
+};
+
+export interface FixedRatePartResult extends FixedRateSummary {
+  /** Marks this result's shape (older result files have none). */
+  shape: 2;
+  rates: { json: number; grpc: number };
+  connections: typeof CONNECTIONS;
   seconds: number;
+  warmupSeconds: number;
+  rounds: number;
   pinning: string;
-  bareHttp: AtRate;
-  pglite: LatchkeyAtRate;
-  postgresql: LatchkeyAtRate;
-  /** Bare CPU per request over Latchkey's (server process only). */
-  cpuRatio: { pglite: number | null; postgresql: number | null };
-  /** Over the p99 target on PGlite: the same load with events dropped, and flushed every 100 ms. */
-  diagnosis?: { eventsDropped: LatchkeyAtRate; flushEvery100ms: LatchkeyAtRate };
+  /** Per configuration, one run per round. */
+  runs: Record<Config, (AtRate | LatchkeyAtRate)[]>;
+  profiles?: ProfileRun[];
   preemption: Preemption;
 }
 
+type AtRateOptions = { rate: number; seconds: number; warmupSeconds?: number };
+
 function describe(label: string, r: FixedRateResult): void {
   const pg = r.server.postgresCpuUsPerRequest;
+  const el = r.eventLoop;
   console.log(
-    `${label}: ${r.targetRate} req/s for ${r.seconds} s: p50 ${r.p50Ms} p90 ${r.p90Ms} p99 ${r.p99Ms}` +
-      ` p99.9 ${r.p999Ms} max ${r.maxMs} ms; achieved ${r.achievedRate} req/s, lost ${r.lost};` +
-      ` generator lag p99 ${r.sendLag.p99Ms} ms; server CPU ${r.server.cpuUsPerRequest} us/request` +
-      `${pg === undefined ? "" : ` (+ PostgreSQL backends ${pg} us)`}, preempted ${r.server.involuntarySwitches} times`,
+    `${label}: ${r.targetRate}/s for ${r.seconds} s: p50 ${r.p50Ms} p99 ${r.p99Ms} max ${r.maxMs} ms;` +
+      ` achieved ${r.achievedRate}/s, lost ${r.lost}; generator lag p99 ${r.sendLag.p99Ms} ms;` +
+      ` server CPU ${r.server.cpuUsPerRequest} us/request` +
+      `${pg === undefined ? "" : ` (+ PostgreSQL backends ${pg} us)`};` +
+      ` event loop p50/p99/max ${el ? `${el.p50Ms}/${el.p99Ms}/${el.maxMs}` : "?"} ms`,
   );
+}
+
+function loadConfig(
+  door: "json" | "grpc",
+  url: string,
+  key: string,
+  at: AtRateOptions,
+  maxSockets?: number,
+): OpenConfig {
+  const common = {
+    mode: "open",
+    rate: at.rate,
+    seconds: at.seconds,
+    warmupSeconds: at.warmupSeconds ?? 5,
+  } as const;
+  return door === "grpc"
+    ? {
+        ...common,
+        url,
+        grpc: {
+          body: grpcFrame(protobufKey(key)).toString("base64"),
+          connections: CONNECTIONS.grpc,
+        },
+      }
+    : {
+        ...common,
+        url,
+        body: JSON.stringify({ key }),
+        expectCode: "VALID",
+        maxSockets: maxSockets ?? CONNECTIONS.json,
+      };
 }
 
 /**
  * The fixed-rate load on a Latchkey pinned to the server's core: the /v2 door, or with
- * `grpc` the gRPC port (one HTTP/2 connection). Every answer must be VALID.
+ * `grpc` the gRPC port. Every answer must be VALID; with `credits` the key has that balance
+ * and what is left after the load must be exactly the start minus the VALID answers.
  */
 export async function latchkeyAtRate(
   context: Pick<VerifyContext, "check" | "quiet">,
-  options: LatchkeyOptions & {
-    label: string;
-    rate: number;
-    seconds: number;
-    door?: "json" | "grpc";
-    /** Keep-alive connections the generator may open at most (256). */
-    maxSockets?: number;
-  },
+  options: LatchkeyOptions &
+    AtRateOptions & {
+      label: string;
+      door?: "json" | "grpc";
+      /** Keep-alive connections of the /v2 load (50). */
+      maxSockets?: number;
+      /** A balance for the key (PostgreSQL only). */
+      credits?: number;
+    },
   database?: string,
 ): Promise<LatchkeyAtRate> {
-  return withLatchkey(
-    { ...options, grpc: options.door === "grpc", cpu: SERVER_CPU },
-    async (lk) => {
-      const { key } = await hotKey(context, lk, options.label);
-      const before = await metricsOf(lk.admin);
-      const common = {
-        mode: "open",
-        rate: options.rate,
-        seconds: options.seconds,
-        warmupSeconds: WARMUP_SECONDS,
-      } as const;
-      const config: OpenConfig =
-        options.door === "grpc"
-          ? {
-              ...common,
-              url: `http://127.0.0.1:${lk.grpcPort}/latchkey.v2.KeysService/VerifyKey`,
-              grpc: { body: grpcFrame(protobufKey(key)).toString("base64") },
-            }
-          : {
-              ...common,
-              url: `${lk.base}/v2/keys.verifyKey`,
-              body: JSON.stringify({ key }),
-              expectCode: "VALID",
-              maxSockets: options.maxSockets ?? 256,
-            };
-      const databases = database ? [database] : [];
-      // Not repeated when disturbed (each load starts a server); the disturbance is recorded.
-      const r = await measureQuietly(
-        context.quiet,
-        () => fixedRateOn(lk.pid, config, { cpu: GENERATOR_CPU, databases }),
-        0,
+  const door = options.door ?? "json";
+  return withLatchkey({ ...options, grpc: door === "grpc", cpu: SERVER_CPU }, async (lk) => {
+    const seeded = await hotKey(context, lk, options.label, options.credits);
+    const url =
+      door === "grpc"
+        ? `http://127.0.0.1:${lk.grpcPort}${VERIFY_PATH}`
+        : `${lk.base}/v2/keys.verifyKey`;
+    const config = loadConfig(door, url, seeded.key, options, options.maxSockets);
+    const before = await metricsOf(lk.admin);
+    const watch = {
+      cpu: GENERATOR_CPU,
+      databases: database ? [database] : [],
+      eventLoopUrl: `${lk.admin}/metrics`,
+    };
+    // Not repeated when disturbed (each load starts a server); the disturbance is recorded.
+    const r = await measureQuietly(context.quiet, () => fixedRateOn(lk.pid, config, watch), 0);
+    const answers = answersBetween(options.label, before, await metricsOf(lk.admin), context.check);
+    context.check(
+      r.lost === 0 && r.non2xx === 0 && r.errors === 0 && r.unexpectedCodes === 0,
+      `${options.label}: ${r.lost} lost, ${r.non2xx + r.errors} failed, ${r.unexpectedCodes} not VALID`,
+    );
+    describe(options.label, r);
+    const out: LatchkeyAtRate = { ...r, engine: lk.engine, env: options.env ?? {} };
+    if (options.credits !== undefined) {
+      if (!options.databaseUrl) throw new Error("credits: PostgreSQL only");
+      const remaining = await withSql(options.databaseUrl, async (sql) => {
+        const [row] = await sql`select remaining from keys where id = ${seeded.keyId}`;
+        return Number(row?.remaining);
+      });
+      const validCounted = 1 + (answers.codes.VALID ?? 0);
+      const validReceived = 1 + (r.codes.VALID ?? 0);
+      const exact = remaining === options.credits - validCounted && validCounted === validReceived;
+      context.check(
+        exact,
+        `${options.label}: balance ${remaining} != ${options.credits} - ${validCounted} VALID` +
+          ` (the generator read ${validReceived})`,
       );
-      answersBetween(options.label, before, await metricsOf(lk.admin), context.check);
+      out.credits = { start: options.credits, validCounted, validReceived, remaining, exact };
+    }
+    return out;
+  });
+}
+
+/** The same load on a bare server pinned to the server's core (any key: it checks none). */
+async function bareAtRate(
+  context: VerifyContext,
+  protocol: "http" | "grpc",
+  label: string,
+  at: AtRateOptions,
+): Promise<AtRate> {
+  return withBare(
+    protocol,
+    "verify",
+    async (bare) => {
+      const url = protocol === "grpc" ? `http://127.0.0.1:${bare.port}${VERIFY_PATH}` : bare.url;
+      const config = loadConfig(protocol === "grpc" ? "grpc" : "json", url, BARE_KEY, at);
+      const watch = { cpu: GENERATOR_CPU, eventLoopUrl: bare.eventLoopUrl };
+      const r = await measureQuietly(context.quiet, () => fixedRateOn(bare.pid, config, watch), 0);
       context.check(
         r.lost === 0 && r.non2xx === 0 && r.errors === 0 && r.unexpectedCodes === 0,
-        `${options.label}: ${r.lost} lost, ${r.non2xx + r.errors} failed, ${r.unexpectedCodes} not VALID`,
+        `${label}: ${r.lost} lost, ${r.non2xx + r.errors} failed, ${r.unexpectedCodes} unexpected`,
       );
-      describe(options.label, r);
-      return { ...r, engine: lk.engine, env: options.env ?? {} };
+      describe(label, r);
+      return r;
     },
+    SERVER_CPU,
   );
 }
 
 /** VerifyKeyRequest { key } by hand (field 1, length-delimited): no dist/ import needed. */
 function protobufKey(key: string): Uint8Array {
   const k = Buffer.from(key);
+  if (k.length > 127) throw new Error("protobufKey: keys up to 127 bytes");
   return Buffer.concat([Buffer.from([0x0a, k.length]), k]);
 }
 
+/** One run of configuration `config`, on a freshly started server. */
+function measure(context: VerifyContext, config: Config, round: number): Promise<AtRate> {
+  const s = context.settings;
+  const c = CONFIGS[config];
+  const label = `round ${round}, ${c.label}`;
+  const at = {
+    rate: c.door === "grpc" ? s.grpcRate : s.rate,
+    seconds: s.fixedRateSeconds,
+    warmupSeconds: s.fixedRateWarmupSeconds,
+  };
+  if (c.bare) return bareAtRate(context, c.bare, label, at);
+  const options = { ...at, label, door: c.door, credits: c.credits ? START_CREDITS : undefined };
+  if (c.engine === "pglite") return latchkeyAtRate(context, options);
+  return withDatabase("verify", (db) =>
+    latchkeyAtRate(context, { ...options, databaseUrl: db.url }, db.name),
+  );
+}
+
 export async function fixedRatePart(context: VerifyContext): Promise<FixedRatePartResult> {
-  const { rate, fixedRateSeconds: seconds } = context.settings;
-  const bareHttp = await withBare(
-    "http",
-    "verify",
-    async (bare) => {
-      const r = await measureQuietly(
-        context.quiet,
-        () =>
-          fixedRateOn(
-            bare.pid,
-            {
-              mode: "open",
-              url: bare.url,
-              rate,
-              seconds,
-              warmupSeconds: WARMUP_SECONDS,
-              body: JSON.stringify({ key: BARE_KEY }),
-              expectCode: "VALID",
-              maxSockets: 256,
-            },
-            { cpu: GENERATOR_CPU },
-          ),
-        0,
-      );
-      describe("bare node:http", r);
-      return r;
-    },
-    SERVER_CPU,
-  );
-  const at = { rate, seconds };
-  const pglite = await latchkeyAtRate(context, { ...at, label: "latchkey on PGlite" });
-  const postgresql = await withDatabase("verify", (db) =>
-    latchkeyAtRate(
-      context,
-      { ...at, label: "latchkey on PostgreSQL", databaseUrl: db.url },
-      db.name,
-    ),
-  );
+  const s = context.settings;
+  const configs = Object.keys(CONFIGS) as Config[];
+  const runs = Object.fromEntries(configs.map((c) => [c, []])) as unknown as Record<
+    Config,
+    AtRate[]
+  >;
+  for (let round = 1; round <= s.rounds; round++) {
+    console.log(`-- round ${round} of ${s.rounds}`);
+    for (const config of configs) runs[config].push(await measure(context, config, round));
+  }
   const out: FixedRatePartResult = {
-    rate,
-    seconds,
+    shape: 2,
+    rates: { json: s.rate, grpc: s.grpcRate },
+    connections: CONNECTIONS,
+    seconds: s.fixedRateSeconds,
+    warmupSeconds: s.fixedRateWarmupSeconds,
+    rounds: s.rounds,
     pinning: `server taskset -c ${SERVER_CPU}, generator taskset -c ${GENERATOR_CPU}`,
-    bareHttp,
-    pglite,
-    postgresql,
-    cpuRatio: {
-      pglite: ratio(bareHttp.server.cpuUsPerRequest, pglite.server.cpuUsPerRequest),
-      postgresql: ratio(bareHttp.server.cpuUsPerRequest, postgresql.server.cpuUsPerRequest),
-    },
+    runs,
+    ...summarizeRounds(runs),
     preemption: { cpu: 0, seconds: 0, gapsOverMs: {}, lostMs: 0, maxGapMs: 0 },
   };
-  if (
-    ((pglite.p99Ms ?? 0) >= FIXED_RATE_P99_TARGET_MS && !context.quick) ||
-    context.settings.profile
-  ) {
-    // The events are written by PGlite on the server's thread, in one batch a second.
-    const short = { rate, seconds: Math.min(seconds, 20) };
-    out.diagnosis = {
-      eventsDropped: await latchkeyAtRate(context, {
-        ...short,
-        label: "PGlite, EVENT_BUFFER_SIZE=1",
-        env: { EVENT_BUFFER_SIZE: "1" },
-      }),
-      flushEvery100ms: await latchkeyAtRate(context, {
-        ...short,
-        label: "PGlite, EVENT_FLUSH_INTERVAL_MS=100",
-        env: { EVENT_FLUSH_INTERVAL_MS: "100" },
-      }),
-    };
-  }
+  if (s.profile) out.profiles = await profileRuns(context);
   out.preemption = await preemptionProbe(SERVER_CPU, GENERATOR_CPU, context.quick ? 2 : 10);
   const p = out.preemption;
   console.log(

@@ -166,7 +166,7 @@ export async function memoryPart(context: VerifyContext, db: Seeded): Promise<Me
     const points = [await point(lk, 0)];
     const step = Math.ceil(s.memoryKeys / 5);
     const codes: Record<string, number> = {};
-    let profileLastStep: ProfileSummary = { top: [], byModule: [] };
+    let profileLastStep: ProfileSummary = { busyMs: 0, sampledMs: 0, top: [], byModule: [] };
     for (let from = 0; from < s.memoryKeys; from += step) {
       const total = Math.min(step, s.memoryKeys - from);
       const load = () =>

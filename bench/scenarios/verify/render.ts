@@ -1,35 +1,9 @@
 // The verification scenario's section of docs/benchmarks.md.
-import type { FixedRateResult } from "../../lib/load/open-loop.ts";
 import { ms, num, table, verdict } from "../../lib/markdown.ts";
+import { ratio } from "../../lib/stats.ts";
 import type { VerifySettings } from "./common.ts";
+import { renderFixedRate } from "./fixed-rate-render.ts";
 import type { VerifyResult } from "./index.ts";
-
-function fixedRateRows(r: NonNullable<VerifyResult["fixed-rate"]>) {
-  const row = (label: string, x: FixedRateResult) => [
-    label,
-    ms(x.p50Ms, 3),
-    ms(x.p90Ms, 3),
-    ms(x.p99Ms, 3),
-    ms(x.p999Ms, 3),
-    ms(x.maxMs, 1),
-    num(x.achievedRate, 0),
-    `${num(x.server.cpuUsPerRequest, 0)} us`,
-    x.server.postgresCpuUsPerRequest === undefined
-      ? "–"
-      : `${num(x.server.postgresCpuUsPerRequest, 0)} us`,
-    num(x.server.involuntarySwitches, 0),
-  ];
-  const rows = [
-    row("bare node:http", r.bareHttp),
-    row("Latchkey, PGlite", r.pglite),
-    row("Latchkey, PostgreSQL", r.postgresql),
-  ];
-  if (r.diagnosis) {
-    rows.push(row("PGlite, events dropped", r.diagnosis.eventsDropped));
-    rows.push(row("PGlite, flush every 100 ms", r.diagnosis.flushEvery100ms));
-  }
-  return rows;
-}
 
 export function renderVerify(r: VerifyResult, s: VerifySettings): string {
   const out: string[] = [];
@@ -44,28 +18,7 @@ export function renderVerify(r: VerifyResult, s: VerifySettings): string {
     ),
   );
   const f = r["fixed-rate"];
-  if (f) {
-    const p = f.preemption;
-    out.push(
-      `Fixed rate: ${num(f.rate, 0)} req/s evenly spaced for ${f.seconds} s after a 5 s warm-up, open loop, keep-alive connections (${f.pinning}); latency from the scheduled send time; CPU per request read from \`/proc\` (the server's every thread; PostgreSQL's backends apart):`,
-      table(
-        [
-          "server",
-          "p50:",
-          "p90:",
-          "p99:",
-          "p99.9:",
-          "max:",
-          "achieved req/s:",
-          "server CPU / request:",
-          "PostgreSQL CPU / request:",
-          "preempted:",
-        ],
-        fixedRateRows(f),
-      ),
-      `Bare CPU per request over Latchkey's: ${num(f.cpuRatio.pglite)} on PGlite, ${num(f.cpuRatio.postgresql)} on PostgreSQL (server process only). A process spinning on the server's core lost it ${num(p.gapsOverMs["1"] ?? null, 0)} times for over 1 ms and ${num(p.gapsOverMs["2"] ?? null, 0)} times for over 2 ms in ${p.seconds} s (longest ${ms(p.maxGapMs, 1)}).`,
-    );
-  }
+  if (f) out.push(...renderFixedRate(f));
   const d = r.door;
   if (d) {
     const rows = [
@@ -89,8 +42,9 @@ export function renderVerify(r: VerifyResult, s: VerifySettings): string {
       ["Latchkey grpc-js door", null, d.grpcJs.rps],
     ];
     out.push(
-      `Doors, closed loop (${s.seconds} s after ${s.warmupSeconds} s of warm-up; load and server share the cores):`,
+      `Doors, closed loop (${s.seconds} s after ${s.warmupSeconds} s of warm-up; load and server share the cores; no target: the doors' targets are on their cost at a fixed rate):`,
       table(["server", "autocannon req/s:", "h2load req/s:"], rows),
+      `Door over bare: /v2 ${num(ratio(d.jsonDoor.autocannon.rps, d.bareHttp.autocannon.rps))} (autocannon), ${num(ratio(d.jsonDoor.h2load.rps, d.bareHttp.h2load.rps))} (h2load); gRPC ${num(ratio(d.grpcJs.rps, d.bareGrpc.rps))}.`,
     );
   }
   const pr = r.propagation;
