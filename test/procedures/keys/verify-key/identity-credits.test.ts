@@ -64,9 +64,9 @@ describe("keys.verifyKey with an identity's credit pool", () => {
   });
 
   it.each([
-    ["the key's own credits", { own: 2, pool: 10n }],
+    ["the key's own balance", { own: 2, pool: 10n }],
     ["the pool", { own: 10, pool: 2n }],
-  ])("refuses and charges neither when %s are short", async (_, c) => {
+  ])("refuses and charges neither when %s is short", async (_, c) => {
     const id = await pool({ remaining: c.pool });
     const k = await s.seed.key({ externalId: id.externalId, credits: { remaining: c.own } });
     const got = await verify({ key: k.key, credits: { cost: 3n } });
