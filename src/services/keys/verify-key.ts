@@ -177,6 +177,8 @@ async function spendFromPool(v: Spend): Promise<Answer> {
   keepBalance(deps, v.entry, record, balances, now, carryDerived);
   const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
   if (spent.status === "spent") {
+    // Both balances may have become unlimited since the record was read: nothing was spent.
+    const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
     return answer({
       deps,
       call,
@@ -185,7 +187,7 @@ async function spendFromPool(v: Spend): Promise<Answer> {
       code: "VALID",
       ...shown,
       limits,
-      spentCredits: v.cost,
+      ...(charged ? { spentCredits: v.cost } : {}),
     });
   }
   await giveBack(deps, decision, checks, now);
