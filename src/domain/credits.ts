@@ -16,6 +16,14 @@ export interface CreditState {
   lastRefillAt: number | null;
 }
 
+/** No credit limit: nothing is spent, nothing refills. */
+export const UNLIMITED: Readonly<CreditState> = Object.freeze({
+  remaining: null,
+  refillAmount: null,
+  refillDay: null,
+  lastRefillAt: null,
+});
+
 const DAY_MS = 86_400_000;
 
 function daysInMonth(year: number, month: number): number {
@@ -123,4 +131,46 @@ export function spendInOrder(balance: number, costs: readonly number[]): CostOut
     left -= cost;
     return { taken: true, remaining: left };
   });
+}
+
+/** One verification's spend from an identity's pool and, when the key has its own, a key balance. */
+export interface PooledCost {
+  /** The key holding the verified key's own balance; null when that key is unlimited. */
+  holder: string | null;
+  cost: number;
+}
+
+/** What one pooled spend did: taken from both balances or from neither, and both after it. */
+export interface PooledOutcome {
+  taken: boolean;
+  /** The key's own balance after the spend; null for a key without credits. */
+  keyRemaining: number | null;
+  /** The pool's balance after the spend; null for an unlimited pool. */
+  poolRemaining: number | null;
+}
+
+/**
+ * Spends costs from an identity's pool and the keys' own balances one after the other, as
+ * separate verifications in this order would: a cost is taken only when every limited
+ * balance it draws on (the pool, and the key's own when it has one) covers it, and then from
+ * each of them; otherwise nothing is taken from either. `keys` holds the balances by holder
+ * and is updated in place; the pool after the last spend is returned with the outcomes.
+ */
+export function spendPooledInOrder(
+  pool: number | null,
+  keys: Map<string, number | null>,
+  costs: readonly PooledCost[],
+): { outcomes: PooledOutcome[]; pool: number | null } {
+  let left = pool;
+  const outcomes = costs.map(({ holder, cost }) => {
+    const own = holder === null ? null : (keys.get(holder) ?? null);
+    const taken = (left === null || cost <= left) && (own === null || cost <= own);
+    if (taken) {
+      if (left !== null) left -= cost;
+      if (own !== null && holder !== null) keys.set(holder, own - cost);
+    }
+    const keyRemaining = holder === null ? null : (keys.get(holder) ?? null);
+    return { taken, keyRemaining, poolRemaining: left };
+  });
+  return { outcomes, pool: left };
 }

@@ -1,7 +1,23 @@
 import type { Clock } from "../domain/clock.js";
-import { refillBoundaries, spendInOrder } from "../domain/credits.js";
-import type { Db } from "./db.js";
-import { type BatchSpend, creditsSpendBatch } from "./queries/credits.js";
+import {
+  applyRefill,
+  type CreditState,
+  type PooledCost,
+  refillBoundaries,
+  spendInOrder,
+  spendPooledInOrder,
+  UNLIMITED,
+} from "../domain/credits.js";
+import type { Db, Queryable } from "./db.js";
+import {
+  type BatchSpend,
+  creditsLockHolders,
+  creditsLockPool,
+  creditsSpendBatch,
+  creditsWriteKey,
+  creditsWritePool,
+  type LockedHolder,
+} from "./queries/credits.js";
 
 /** Moves of a balance a spend follows before giving up (each needs a concurrent reroll). */
 const MAX_HOPS = 8;
@@ -27,6 +43,26 @@ interface KeyQueue {
 }
 
 /**
+ * The outcome of one spend from an identity's pool (and the key's own balance, if any):
+ * both balances after it (or now, when refused), null for one without a limit.
+ */
+export type PooledResult =
+  | { status: "spent" | "insufficient"; keyRemaining: number | null; poolRemaining: number | null }
+  | { status: "gone" };
+
+interface PooledPending {
+  keyId: string;
+  cost: number;
+  resolve: (r: PooledResult) => void;
+  reject: (err: unknown) => void;
+}
+
+interface PoolQueue {
+  running: boolean;
+  waiting: PooledPending[];
+}
+
+/**
  * Spends credits exactly and durably, and fast under contention: while one statement for
  * a key is in flight, the spends that arrive for that key wait and then go together as
  * one statement (creditsSpendBatch). At low load a spend is one statement at once; on a
@@ -40,6 +76,7 @@ interface KeyQueue {
  */
 export class CreditSpender {
   private readonly queues = new Map<string, KeyQueue>();
+  private readonly pools = new Map<string, PoolQueue>();
 
   constructor(
     private readonly db: Db,
@@ -100,4 +137,115 @@ export class CreditSpender {
     q.running = false;
     this.queues.delete(holderId);
   }
+
+  /**
+   * Takes `cost` (> 0) from the credit pool of identity `identityId` and, when key `keyId`
+   * has credits of its own, from those too: from both or from neither, in one transaction.
+   * Spends of one pool on this node wait for the one in flight and then go together, as
+   * spends of one key do; across nodes the pool's row lock makes them take turns.
+   */
+  spendPooled(identityId: string, keyId: string, cost: number): Promise<PooledResult> {
+    return new Promise((resolve, reject) => {
+      let q = this.pools.get(identityId);
+      if (!q) {
+        q = { running: false, waiting: [] };
+        this.pools.set(identityId, q);
+      }
+      q.waiting.push({ keyId, cost, resolve, reject });
+      if (!q.running) void this.drainPool(identityId, q);
+    });
+  }
+
+  private async drainPool(identityId: string, q: PoolQueue): Promise<void> {
+    q.running = true;
+    while (q.waiting.length > 0) {
+      const batch = q.waiting;
+      q.waiting = [];
+      try {
+        const results = await this.db.transaction((tx) =>
+          this.spendPoolBatch(tx, identityId, batch),
+        );
+        batch.forEach((p, i) => {
+          p.resolve(results[i] as PooledResult);
+        });
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+    q.running = false;
+    this.pools.delete(identityId);
+  }
+
+  /**
+   * One transaction for a batch of pooled spends. The keys' balances are locked before the
+   * pool (in holder id order), the order in which every other writer that takes both locks
+   * them (a key change that links an identity), so that spends never deadlock with them.
+   * Refills due are applied to each balance (the rule of `applyRefill`), the costs taken in
+   * order (`spendPooledInOrder`), and the changed balances written before the commit.
+   */
+  private async spendPoolBatch(
+    tx: Queryable,
+    identityId: string,
+    batch: readonly PooledPending[],
+  ): Promise<PooledResult[]> {
+    const now = this.clock.now();
+    const holders = await this.lockHolders(tx, [...new Set(batch.map((p) => p.keyId))]);
+    const stored = await creditsLockPool(tx, identityId);
+    const pool = applyRefill(stored ?? UNLIMITED, now);
+    const keys = new Map<string, CreditState>();
+    for (const h of holders.values()) keys.set(h.holderId, applyRefill(h, now));
+    const balances = new Map([...keys].map(([id, k]) => [id, k.remaining] as const));
+    const present = batch.filter((p) => holders.has(p.keyId));
+    const costs: PooledCost[] = present.map((p) => {
+      const holderId = holders.get(p.keyId)?.holderId ?? null;
+      const own = holderId === null ? null : (keys.get(holderId)?.remaining ?? null);
+      return { holder: own === null ? null : holderId, cost: p.cost };
+    });
+    const walked = spendPooledInOrder(pool.remaining, balances, costs);
+    if (pool.remaining !== null && (walked.pool !== pool.remaining || pool !== stored)) {
+      await creditsWritePool(tx, identityId, walked.pool as number, pool.lastRefillAt);
+    }
+    for (const [id, k] of keys) {
+      const after = balances.get(id) ?? null;
+      const refilled = holderRefilled(holders, id, k);
+      if (k.remaining !== null && after !== null && (after !== k.remaining || refilled)) {
+        await creditsWriteKey(tx, id, after, k.lastRefillAt);
+      }
+    }
+    let n = 0;
+    return batch.map((p) => {
+      if (!holders.has(p.keyId)) return { status: "gone" };
+      const o = walked.outcomes[n++] as (typeof walked.outcomes)[number];
+      return {
+        status: o.taken ? "spent" : "insufficient",
+        keyRemaining: o.keyRemaining,
+        poolRemaining: o.poolRemaining,
+      };
+    });
+  }
+
+  /** The locked holders by verified key, following balances a reroll moved meanwhile. */
+  private async lockHolders(
+    tx: Queryable,
+    keyIds: readonly string[],
+  ): Promise<Map<string, LockedHolder>> {
+    for (let hop = 0; hop < MAX_HOPS; hop++) {
+      const rows = await creditsLockHolders(tx, keyIds);
+      // A reroll that committed after this statement began moved a balance: read again.
+      if (rows.every((r) => r.movedTo === null)) return new Map(rows.map((r) => [r.keyId, r]));
+    }
+    throw new Error(`a balance spent from identity pool moved ${MAX_HOPS} times during one spend`);
+  }
+}
+
+/** Whether applying refills changed holder `id`'s stored state (then it must be written). */
+function holderRefilled(
+  holders: ReadonlyMap<string, LockedHolder>,
+  id: string,
+  after: CreditState,
+): boolean {
+  for (const h of holders.values()) {
+    if (h.holderId === id) return h.lastRefillAt !== after.lastRefillAt;
+  }
+  return false;
 }

@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { UNLIMITED } from "../../src/domain/credits.js";
 import { newId } from "../../src/domain/ids.js";
 import { generateKey, keyStart } from "../../src/domain/key-material.js";
 import { randomString } from "../../src/domain/random.js";
@@ -124,6 +125,7 @@ export async function given(s: TestServer, known: Placeholders): Promise<Given> 
         createdAt: now,
         updatedAt: null,
         deletedAt: null,
+        ...UNLIMITED,
       });
       return id;
     },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from "vitest";
 import { createRootKey, createWorkspace, revokeRootKey } from "../../src/admin/commands.js";
 import { type App, startApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config.js";
+import { UNLIMITED } from "../../src/domain/credits.js";
 import { newId } from "../../src/domain/ids.js";
 import { randomString } from "../../src/domain/random.js";
 import { ALL_PERMISSIONS } from "../../src/domain/root-permissions.js";
@@ -181,6 +182,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       createdAt: clock.now(),
       updatedAt: null,
       deletedAt: null,
+      ...UNLIMITED,
     });
     return { id, externalId };
   };

@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { Pagination, Ratelimit, RatelimitRequest, ResponseMeta } from "./common_pb.js";
+import type { Credits, Pagination, Ratelimit, RatelimitRequest, ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
 import { file_latchkey_v2_options } from "./options_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/identities.proto.
  */
 export const file_latchkey_v2_identities: GenFile = /*@__PURE__*/
-  fileDesc("ChxsYXRjaGtleS92Mi9pZGVudGl0aWVzLnByb3RvEgtsYXRjaGtleS52MiJ+CghJZGVudGl0eRIKCgJpZBgBIAEoCRITCgtleHRlcm5hbF9pZBgCIAEoCRIlCgRtZXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCgpyYXRlbGltaXRzGAQgAygLMhYubGF0Y2hrZXkudjIuUmF0ZWxpbWl0IsABChVDcmVhdGVJZGVudGl0eVJlcXVlc3QSMwoLZXh0ZXJuYWxfaWQYASABKAlCHqK7GBoIARABGP8BIhFeW2EtekEtWjAtOV8uLV0rJBIxCgRtZXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIKorsYBkhkUICABBI/CgpyYXRlbGltaXRzGAMgAygLMh0ubGF0Y2hrZXkudjIuUmF0ZWxpbWl0UmVxdWVzdEIMorsYCEAyWgRuYW1lIngKFkNyZWF0ZUlkZW50aXR5UmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI1CgRkYXRhGAIgASgLMicubGF0Y2hrZXkudjIuQ3JlYXRlSWRlbnRpdHlSZXNwb25zZURhdGEiMQoaQ3JlYXRlSWRlbnRpdHlSZXNwb25zZURhdGESEwoLaWRlbnRpdHlfaWQYASABKAkijwEKEkdldElkZW50aXR5UmVxdWVzdBIdCghpZGVudGl0eRgBIAEoCUIGorsYAhABSACIAQESIAoLZXh0ZXJuYWxfaWQYAiABKAlCBqK7GAIQAUgBiAEBOhu6uxgXCghpZGVudGl0eQoLZXh0ZXJuYWxfaWRCCwoJX2lkZW50aXR5Qg4KDF9leHRlcm5hbF9pZCJjChNHZXRJZGVudGl0eVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESIwoEZGF0YRgCIAEoCzIVLmxhdGNoa2V5LnYyLklkZW50aXR5IpEBChVMaXN0SWRlbnRpdGllc1JlcXVlc3QSHAoFbGltaXQYASABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAIgASgJQgeiuxgDGIAISAGIAQESHAoGc2VhcmNoGAMgASgJQgeiuxgDGIACSAKIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCCQoHX3NlYXJjaCKbAQoWTGlzdElkZW50aXRpZXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEisKBGRhdGEYAiADKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eUIGqrsYAhABEisKCnBhZ2luYXRpb24YAyABKAsyFy5sYXRjaGtleS52Mi5QYWdpbmF0aW9uIsMCChVVcGRhdGVJZGVudGl0eVJlcXVlc3QSHQoIaWRlbnRpdHkYASABKAlCBqK7GAIQAUgAiAEBEiAKC2V4dGVybmFsX2lkGAIgASgJQgaiuxgCEAFIAYgBARI3CgRtZXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIQorsYBkhkUICABKq7GAIIARJFCgpyYXRlbGltaXRzGAQgAygLMh0ubGF0Y2hrZXkudjIuUmF0ZWxpbWl0UmVxdWVzdEISorsYCEAyWgRuYW1lqrsYAggBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzazobursYFwoIaWRlbnRpdHkKC2V4dGVybmFsX2lkQgsKCV9pZGVudGl0eUIOCgxfZXh0ZXJuYWxfaWQiZgoWVXBkYXRlSWRlbnRpdHlSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiMKBGRhdGEYAiABKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eSKSAQoVRGVsZXRlSWRlbnRpdHlSZXF1ZXN0Eh0KCGlkZW50aXR5GAEgASgJQgaiuxgCEAFIAIgBARIgCgtleHRlcm5hbF9pZBgCIAEoCUIGorsYAhABSAGIAQE6G7q7GBcKCGlkZW50aXR5CgtleHRlcm5hbF9pZEILCglfaWRlbnRpdHlCDgoMX2V4dGVybmFsX2lkIoABChZEZWxldGVJZGVudGl0eVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESPQoEZGF0YRgCIAEoCzInLmxhdGNoa2V5LnYyLkRlbGV0ZUlkZW50aXR5UmVzcG9uc2VEYXRhQgaquxgCEAEiHAoaRGVsZXRlSWRlbnRpdHlSZXNwb25zZURhdGEysgYKEUlkZW50aXRpZXNTZXJ2aWNlEqUBCg5DcmVhdGVJZGVudGl0eRIiLmxhdGNoa2V5LnYyLkNyZWF0ZUlkZW50aXR5UmVxdWVzdBojLmxhdGNoa2V5LnYyLkNyZWF0ZUlkZW50aXR5UmVzcG9uc2UiSsK7GEYIAhIaaWRlbnRpdHkuKi5jcmVhdGVfaWRlbnRpdHkiD2lkZW50aXR5LmNyZWF0ZSoVaWRlbnRpdHlBbHJlYWR5RXhpc3RzEo8BCgtHZXRJZGVudGl0eRIfLmxhdGNoa2V5LnYyLkdldElkZW50aXR5UmVxdWVzdBogLmxhdGNoa2V5LnYyLkdldElkZW50aXR5UmVzcG9uc2UiPcK7GDkIAhIjaWRlbnRpdHkue2lkZW50aXR5SWR9LnJlYWRfaWRlbnRpdHkqEGlkZW50aXR5Tm90Rm91bmQShgEKDkxpc3RJZGVudGl0aWVzEiIubGF0Y2hrZXkudjIuTGlzdElkZW50aXRpZXNSZXF1ZXN0GiMubGF0Y2hrZXkudjIuTGlzdElkZW50aXRpZXNSZXNwb25zZSIrwrsYJwgCEiNpZGVudGl0eS57aWRlbnRpdHlJZH0ucmVhZF9pZGVudGl0eRKrAQoOVXBkYXRlSWRlbnRpdHkSIi5sYXRjaGtleS52Mi5VcGRhdGVJZGVudGl0eVJlcXVlc3QaIy5sYXRjaGtleS52Mi5VcGRhdGVJZGVudGl0eVJlc3BvbnNlIlDCuxhMCAISJWlkZW50aXR5LntpZGVudGl0eUlkfS51cGRhdGVfaWRlbnRpdHkiD2lkZW50aXR5LnVwZGF0ZSoQaWRlbnRpdHlOb3RGb3VuZBKrAQoORGVsZXRlSWRlbnRpdHkSIi5sYXRjaGtleS52Mi5EZWxldGVJZGVudGl0eVJlcXVlc3QaIy5sYXRjaGtleS52Mi5EZWxldGVJZGVudGl0eVJlc3BvbnNlIlDCuxhMCAISJWlkZW50aXR5LntpZGVudGl0eUlkfS5kZWxldGVfaWRlbnRpdHkiD2lkZW50aXR5LmRlbGV0ZSoQaWRlbnRpdHlOb3RGb3VuZEJ9Cg9jb20ubGF0Y2hrZXkudjJCD0lkZW50aXRpZXNQcm90b1ABWiZsYXRjaGtleS9nZW4vZ28vbGF0Y2hrZXkvdjI7bGF0Y2hrZXl2MqICA0xYWKoCC0xhdGNoa2V5LlYyygILTGF0Y2hrZXlcVjLqAgxMYXRjaGtleTo6VjJiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_options]);
+  fileDesc("ChxsYXRjaGtleS92Mi9pZGVudGl0aWVzLnByb3RvEgtsYXRjaGtleS52MiKlAQoISWRlbnRpdHkSCgoCaWQYASABKAkSEwoLZXh0ZXJuYWxfaWQYAiABKAkSJQoEbWV0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKgoKcmF0ZWxpbWl0cxgEIAMoCzIWLmxhdGNoa2V5LnYyLlJhdGVsaW1pdBIlCgdjcmVkaXRzGAUgASgLMhQubGF0Y2hrZXkudjIuQ3JlZGl0cyLvAQoVQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0EjMKC2V4dGVybmFsX2lkGAEgASgJQh6iuxgaCAEQARj/ASIRXlthLXpBLVowLTlfLi1dKyQSMQoEbWV0YRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCqK7GAZIZFCAgAQSPwoKcmF0ZWxpbWl0cxgDIAMoCzIdLmxhdGNoa2V5LnYyLlJhdGVsaW1pdFJlcXVlc3RCDKK7GAhAMloEbmFtZRItCgdjcmVkaXRzGAQgASgLMhQubGF0Y2hrZXkudjIuQ3JlZGl0c0IGqrsYAggBIngKFkNyZWF0ZUlkZW50aXR5UmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI1CgRkYXRhGAIgASgLMicubGF0Y2hrZXkudjIuQ3JlYXRlSWRlbnRpdHlSZXNwb25zZURhdGEiMQoaQ3JlYXRlSWRlbnRpdHlSZXNwb25zZURhdGESEwoLaWRlbnRpdHlfaWQYASABKAkijwEKEkdldElkZW50aXR5UmVxdWVzdBIdCghpZGVudGl0eRgBIAEoCUIGorsYAhABSACIAQESIAoLZXh0ZXJuYWxfaWQYAiABKAlCBqK7GAIQAUgBiAEBOhu6uxgXCghpZGVudGl0eQoLZXh0ZXJuYWxfaWRCCwoJX2lkZW50aXR5Qg4KDF9leHRlcm5hbF9pZCJjChNHZXRJZGVudGl0eVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESIwoEZGF0YRgCIAEoCzIVLmxhdGNoa2V5LnYyLklkZW50aXR5IpEBChVMaXN0SWRlbnRpdGllc1JlcXVlc3QSHAoFbGltaXQYASABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAIgASgJQgeiuxgDGIAISAGIAQESHAoGc2VhcmNoGAMgASgJQgeiuxgDGIACSAKIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCCQoHX3NlYXJjaCKbAQoWTGlzdElkZW50aXRpZXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEisKBGRhdGEYAiADKAsyFS5sYXRjaGtleS52Mi5JZGVudGl0eUIGqrsYAhABEisKCnBhZ2luYXRpb24YAyABKAsyFy5sYXRjaGtleS52Mi5QYWdpbmF0aW9uIvICChVVcGRhdGVJZGVudGl0eVJlcXVlc3QSHQoIaWRlbnRpdHkYASABKAlCBqK7GAIQAUgAiAEBEiAKC2V4dGVybmFsX2lkGAIgASgJQgaiuxgCEAFIAYgBARI3CgRtZXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIQorsYBkhkUICABKq7GAIIARJFCgpyYXRlbGltaXRzGAQgAygLMh0ubGF0Y2hrZXkudjIuUmF0ZWxpbWl0UmVxdWVzdEISorsYCEAyWgRuYW1lqrsYAggBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxItCgdjcmVkaXRzGAYgASgLMhQubGF0Y2hrZXkudjIuQ3JlZGl0c0IGqrsYAggBOhu6uxgXCghpZGVudGl0eQoLZXh0ZXJuYWxfaWRCCwoJX2lkZW50aXR5Qg4KDF9leHRlcm5hbF9pZCJmChZVcGRhdGVJZGVudGl0eVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESIwoEZGF0YRgCIAEoCzIVLmxhdGNoa2V5LnYyLklkZW50aXR5IpIBChVEZWxldGVJZGVudGl0eVJlcXVlc3QSHQoIaWRlbnRpdHkYASABKAlCBqK7GAIQAUgAiAEBEiAKC2V4dGVybmFsX2lkGAIgASgJQgaiuxgCEAFIAYgBATobursYFwoIaWRlbnRpdHkKC2V4dGVybmFsX2lkQgsKCV9pZGVudGl0eUIOCgxfZXh0ZXJuYWxfaWQigAEKFkRlbGV0ZUlkZW50aXR5UmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI9CgRkYXRhGAIgASgLMicubGF0Y2hrZXkudjIuRGVsZXRlSWRlbnRpdHlSZXNwb25zZURhdGFCBqq7GAIQASIcChpEZWxldGVJZGVudGl0eVJlc3BvbnNlRGF0YTKyBgoRSWRlbnRpdGllc1NlcnZpY2USpQEKDkNyZWF0ZUlkZW50aXR5EiIubGF0Y2hrZXkudjIuQ3JlYXRlSWRlbnRpdHlSZXF1ZXN0GiMubGF0Y2hrZXkudjIuQ3JlYXRlSWRlbnRpdHlSZXNwb25zZSJKwrsYRggCEhppZGVudGl0eS4qLmNyZWF0ZV9pZGVudGl0eSIPaWRlbnRpdHkuY3JlYXRlKhVpZGVudGl0eUFscmVhZHlFeGlzdHMSjwEKC0dldElkZW50aXR5Eh8ubGF0Y2hrZXkudjIuR2V0SWRlbnRpdHlSZXF1ZXN0GiAubGF0Y2hrZXkudjIuR2V0SWRlbnRpdHlSZXNwb25zZSI9wrsYOQgCEiNpZGVudGl0eS57aWRlbnRpdHlJZH0ucmVhZF9pZGVudGl0eSoQaWRlbnRpdHlOb3RGb3VuZBKGAQoOTGlzdElkZW50aXRpZXMSIi5sYXRjaGtleS52Mi5MaXN0SWRlbnRpdGllc1JlcXVlc3QaIy5sYXRjaGtleS52Mi5MaXN0SWRlbnRpdGllc1Jlc3BvbnNlIivCuxgnCAISI2lkZW50aXR5LntpZGVudGl0eUlkfS5yZWFkX2lkZW50aXR5EqsBCg5VcGRhdGVJZGVudGl0eRIiLmxhdGNoa2V5LnYyLlVwZGF0ZUlkZW50aXR5UmVxdWVzdBojLmxhdGNoa2V5LnYyLlVwZGF0ZUlkZW50aXR5UmVzcG9uc2UiUMK7GEwIAhIlaWRlbnRpdHkue2lkZW50aXR5SWR9LnVwZGF0ZV9pZGVudGl0eSIPaWRlbnRpdHkudXBkYXRlKhBpZGVudGl0eU5vdEZvdW5kEqsBCg5EZWxldGVJZGVudGl0eRIiLmxhdGNoa2V5LnYyLkRlbGV0ZUlkZW50aXR5UmVxdWVzdBojLmxhdGNoa2V5LnYyLkRlbGV0ZUlkZW50aXR5UmVzcG9uc2UiUMK7GEwIAhIlaWRlbnRpdHkue2lkZW50aXR5SWR9LmRlbGV0ZV9pZGVudGl0eSIPaWRlbnRpdHkuZGVsZXRlKhBpZGVudGl0eU5vdEZvdW5kQn0KD2NvbS5sYXRjaGtleS52MkIPSWRlbnRpdGllc1Byb3RvUAFaJmxhdGNoa2V5L2dlbi9nby9sYXRjaGtleS92MjtsYXRjaGtleXYyogIDTFhYqgILTGF0Y2hrZXkuVjLKAgtMYXRjaGtleVxWMuoCDExhdGNoa2V5OjpWMmIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_options]);
 
 /**
  * Identity is an identity as returned by reads.
@@ -50,6 +50,15 @@ export type Identity = Message<"latchkey.v2.Identity"> & {
    * @generated from field: repeated latchkey.v2.Ratelimit ratelimits = 4;
    */
   ratelimits: Ratelimit[];
+
+  /**
+   * The credit pool of the identity, shared by all its keys; omitted when unlimited. A
+   * pending refill is applied when read. In a verification's answer `remaining` is the
+   * pool's balance after that verification (the balance it met when refused).
+   *
+   * @generated from field: latchkey.v2.Credits credits = 5;
+   */
+  credits?: Credits | undefined;
 };
 
 /**
@@ -86,6 +95,15 @@ export type CreateIdentityRequest = Message<"latchkey.v2.CreateIdentityRequest">
    * @generated from field: repeated latchkey.v2.RatelimitRequest ratelimits = 3;
    */
   ratelimits: RatelimitRequest[];
+
+  /**
+   * A credit pool shared by all keys of the identity, with the bounds and refill rules of a
+   * key's credits: every verification of one of its keys spends from it, besides the key's
+   * own credits if the key has any. Null or absent means unlimited.
+   *
+   * @generated from field: latchkey.v2.Credits credits = 4;
+   */
+  credits?: Credits | undefined;
 };
 
 /**
@@ -272,8 +290,8 @@ export const ListIdentitiesResponseSchema: GenMessage<ListIdentitiesResponse> = 
 
 /**
  * UpdateIdentityRequest names an identity and the settings to change. Over gRPC and Connect,
- * `update_mask` lists the fields to change (meta, ratelimits); the /v2 JSON door derives it
- * from the keys present in the body.
+ * `update_mask` lists the fields to change (meta, ratelimits, credits); the /v2 JSON door
+ * derives it from the keys present in the body.
  *
  * @generated from message latchkey.v2.UpdateIdentityRequest
  */
@@ -307,11 +325,21 @@ export type UpdateIdentityRequest = Message<"latchkey.v2.UpdateIdentityRequest">
   ratelimits: RatelimitRequest[];
 
   /**
-   * The fields to change: "meta", "ratelimits".
+   * The fields to change: "meta", "ratelimits", "credits".
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 5;
    */
   updateMask?: FieldMask | undefined;
+
+  /**
+   * New credit pool, replacing the whole setting as a key's credits do: a member left out
+   * (or null) takes its default, so a refill not given is dropped, and `{"refill": null}`
+   * drops the refill and keeps the balance. Null means unlimited: the keys no longer spend
+   * from the identity.
+   *
+   * @generated from field: latchkey.v2.Credits credits = 6;
+   */
+  credits?: Credits | undefined;
 };
 
 /**
@@ -422,7 +450,8 @@ export const DeleteIdentityResponseDataSchema: GenMessage<DeleteIdentityResponse
 
 /**
  * IdentitiesService manages identities: the users or entities of the API owner's system
- * that keys belong to. An identity carries metadata and rate limits shared by all its keys.
+ * that keys belong to. An identity carries metadata, rate limits and credits shared by all
+ * its keys.
  * Procedures that name an identity accept `identity` (an identity id or an externalId; an
  * id matches first) or `external_id`, exactly one of them.
  *
@@ -465,8 +494,10 @@ export const IdentitiesService: GenService<{
     output: typeof ListIdentitiesResponseSchema;
   },
   /**
-   * UpdateIdentity changes metadata and rate limits: an omitted field is left alone, null
-   * clears it, a value replaces it (a list of rate limits replaces the whole list).
+   * UpdateIdentity changes metadata, rate limits and credits: an omitted field is left alone,
+   * null clears it, a value replaces it (a list of rate limits replaces the whole list, and
+   * credits replace the whole setting). A change of credits reaches every key of the
+   * identity at once, on every node.
    * Concurrent updates of one identity take turns: each succeeds, the identity ends as the
    * last one left it (one rate limit per name), and one that meets a deletion is 404.
    *

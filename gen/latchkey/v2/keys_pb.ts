@@ -1596,7 +1596,9 @@ export type VerifyKeyResponseData = Message<"latchkey.v2.VerifyKeyResponseData">
   roles: string[];
 
   /**
-   * The identity of the key, with its rate limits not shadowed by the key's own.
+   * The identity of the key, with its rate limits not shadowed by the key's own. When the
+   * identity has a credit pool, `credits.remaining` is the pool's balance after this
+   * verification (the balance it met when refused); absent when it has none.
    *
    * @generated from field: latchkey.v2.Identity identity = 11;
    */

@@ -8,6 +8,7 @@ export const IDENTITY_EXAMPLES: Examples = {
       externalId: "acme_corp",
       meta: { company: "Acme Corp", plan: "pro" },
       ratelimits: [{ name: "requests", limit: 1000, duration: 60000 }],
+      credits: IDENTITY.credits,
     },
     response: { data: { identityId: IDS.identityId } },
   },
@@ -24,12 +25,17 @@ export const IDENTITY_EXAMPLES: Examples = {
       identity: IDS.identityId,
       meta: { company: "Acme Corp", plan: "enterprise" },
       ratelimits: [{ name: "requests", limit: 5000, duration: 60000 }],
+      credits: { remaining: 200000, refill: { interval: "monthly", amount: 200000, refillDay: 1 } },
     },
     response: {
       data: {
         ...IDENTITY,
         meta: { company: "Acme Corp", plan: "enterprise" },
         ratelimits: IDENTITY.ratelimits.map((limit) => ({ ...limit, limit: 5000 })),
+        credits: {
+          remaining: 200000,
+          refill: { interval: "monthly", amount: 200000, refillDay: 1 },
+        },
       },
     },
   },

@@ -9,6 +9,7 @@ export const IDENTITY = {
   ratelimits: [
     { id: "rl_4Vb7Nm1Qz9Xc3Lk5", name: "requests", limit: 1000, duration: 60000, autoApply: true },
   ],
+  credits: { remaining: 50000, refill: { interval: "monthly", amount: 50000, refillDay: 1 } },
 };
 
 /** The limit the example key is created with, as reads of a key show it. */
@@ -49,6 +50,11 @@ export const VERIFIED = {
   credits: 999,
   enabled: true,
   permissions: KEY.permissions,
-  identity: { id: IDENTITY.id, externalId: IDENTITY.externalId, meta: IDENTITY.meta },
+  identity: {
+    id: IDENTITY.id,
+    externalId: IDENTITY.externalId,
+    meta: IDENTITY.meta,
+    credits: { remaining: 49999 },
+  },
   ratelimits: [{ ...KEY_RATELIMIT, remaining: 99, reset: 1795861720000, exceeded: false }],
 };

@@ -10,12 +10,13 @@ import { identityInsert } from "../../storage/queries/identities.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
+import { checkCredits, creditState } from "../keys/credits-input.js";
 import { mutate } from "../mutation.js";
 import { replaceRatelimits, settingsFromRequest } from "../ratelimit-settings.js";
 import { storedMeta } from "./view.js";
 
 /**
- * Creates an identity with its metadata and rate limits. The externalId is unique in the
+ * Creates an identity with its metadata, rate limits and credit pool. The externalId is unique in the
  * workspace including deleted identities, so a re-creation or a retried call is 409; of
  * concurrent creations with one externalId exactly one succeeds (a unique index decides).
  */
@@ -24,6 +25,7 @@ export async function createIdentity(
   req: CreateIdentityRequest,
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof CreateIdentityResponseSchema>> {
+  checkCredits(req.credits, "/credits");
   authorize(ctx);
   const { workspaceId } = principalOf(ctx);
   const id = newId("id");
@@ -39,6 +41,7 @@ export async function createIdentity(
         createdAt: change.now,
         updatedAt: null,
         deletedAt: null,
+        ...creditState(req.credits, change.now),
       });
       change.audit({
         event: "identity.create",

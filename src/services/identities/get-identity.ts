@@ -20,5 +20,5 @@ export async function getIdentity(
   const identity = await findIdentity(deps.db, principalOf(ctx).workspaceId, req);
   authorize(ctx, { identityId: identity.id });
   const limits = await ratelimitsOfIdentities(deps.db, [identity.id]);
-  return { data: toIdentityMessage(identity, limits) };
+  return { data: toIdentityMessage(identity, limits, deps.clock.now()) };
 }

@@ -34,11 +34,13 @@ export async function listIdentities(
     deps.db,
     items.map((i) => i.id),
   );
+  const now = deps.clock.now();
   return {
     data: items.map((i) =>
       toIdentityMessage(
         i,
         limits.filter((l) => l.identityId === i.id),
+        now,
       ),
     ),
     pagination,

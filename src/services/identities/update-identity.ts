@@ -4,11 +4,17 @@ import type {
   UpdateIdentityRequest,
   UpdateIdentityResponseSchema,
 } from "../../../gen/latchkey/v2/identities_pb.js";
-import { identitySetMeta, identityTouch } from "../../storage/queries/identities.js";
+import { applyRefill } from "../../domain/credits.js";
+import {
+  identitySetCredits,
+  identitySetMeta,
+  identityTouch,
+} from "../../storage/queries/identities.js";
 import { ratelimitsOfIdentities } from "../../storage/queries/ratelimits.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
+import { checkCredits, creditState, keepsBalance } from "../keys/credits-input.js";
 import { mutate } from "../mutation.js";
 import { replaceRatelimits, settingsFromRequest } from "../ratelimit-settings.js";
 import { updates } from "../update-mask.js";
@@ -16,8 +22,11 @@ import { findIdentity } from "./find-identity.js";
 import { storedMeta, toIdentityMessage } from "./view.js";
 
 /**
- * Changes the metadata and/or rate limits of an identity: an omitted field is left alone,
- * null clears it, a value replaces it. Answers the identity after the change.
+ * Changes the metadata, rate limits and/or credit pool of an identity: an omitted field is
+ * left alone, null clears it, a value replaces it. Answers the identity after the change.
+ * Every change invalidates the cached records of the identity's keys on every node: they
+ * carry the identity's limits and credit pool, and a record still showing an unlimited pool
+ * would let its key verify without spending from it.
  */
 export async function updateIdentity(
   deps: Deps,
@@ -29,6 +38,8 @@ export async function updateIdentity(
   authorize(ctx, { identityId: target.id });
   const setMeta = updates(req.updateMask, "meta", req.meta !== undefined);
   const setLimits = updates(req.updateMask, "ratelimits", req.ratelimits.length > 0);
+  const setCredits = updates(req.updateMask, "credits", req.credits !== undefined);
+  if (setCredits) checkCredits(req.credits, "/credits");
   const result = await mutate(deps, ctx, async (tx, change) => {
     // Read and locked inside the transaction: concurrent updates of this identity take turns
     // (the second sees the rate limits the first added, and updates them rather than adding
@@ -50,16 +61,25 @@ export async function updateIdentity(
       );
       await identityTouch(tx, identity.id, change.now);
     }
-    if (setMeta || setLimits) {
+    if (setCredits) {
+      // The balance kept is the one the pool has now, any refill already due applied.
+      const kept = keepsBalance(req.credits, req.updateMask)
+        ? applyRefill(identity, change.now).remaining
+        : undefined;
+      Object.assign(identity, creditState(req.credits, change.now, kept));
+      await identitySetCredits(tx, identity.id, identity, change.now);
+    }
+    if (setMeta || setLimits || setCredits) {
+      const fields = [setMeta && "meta", setLimits && "ratelimits", setCredits && "credits"];
       change.audit({
         event: "identity.update",
         resourceType: "identity",
         resourceId: identity.id,
-        description: `Updated ${[setMeta ? "meta" : "", setLimits ? "ratelimits" : ""].filter(Boolean).join(" and ")} of identity ${identity.id}.`,
+        description: `Updated ${fields.filter(Boolean).join(" and ")} of identity ${identity.id}.`,
       });
       change.invalidate({ kind: "identity", workspaceId, id: identity.id });
     }
-    return toIdentityMessage(identity, limits);
+    return toIdentityMessage(identity, limits, change.now);
   });
   return { data: result };
 }

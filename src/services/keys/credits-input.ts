@@ -1,4 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import {
   type Credits,
   type CreditsSchema,
@@ -6,6 +7,7 @@ import {
 } from "../../../gen/latchkey/v2/common_pb.js";
 import { type CreditState, type CreditsInput, creditViolations } from "../../domain/credits.js";
 import { errors } from "../../errors/service-error.js";
+import { updates } from "../update-mask.js";
 
 /** Credits of a request in domain terms; unset credits mean unlimited. */
 export function creditsInput(c: Credits | undefined): CreditsInput {
@@ -71,4 +73,15 @@ export function toCreditsMessage(
         }
       : {}),
   };
+}
+
+/**
+ * True when an update's credits object leaves `remaining` out (not null) and sets no refill:
+ * it drops the refill and keeps the balance. Only `credits: null` or `remaining: null` makes
+ * a balance unlimited, so a client that sends `{"refill": null}` to drop a refill (the
+ * official SDK does) never turns metered usage into free usage. Shared by keys and identities.
+ */
+export function keepsBalance(c: Credits | undefined, mask: FieldMask | undefined): boolean {
+  if (!c || c.remaining !== undefined || c.refill !== undefined) return false;
+  return !updates(mask, "credits.remaining", false);
 }

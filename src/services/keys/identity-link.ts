@@ -1,3 +1,4 @@
+import { UNLIMITED } from "../../domain/credits.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
@@ -33,6 +34,7 @@ export async function identityForExternalId(
       createdAt: change.now,
       updatedAt: null,
       deletedAt: null,
+      ...UNLIMITED,
     };
     if (await identityInsertIfAbsent(tx, row)) {
       change.audit({

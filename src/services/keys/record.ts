@@ -1,7 +1,12 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CreditsSchema } from "../../../gen/latchkey/v2/common_pb.js";
 import type { KeySchema } from "../../../gen/latchkey/v2/keys_pb.js";
 import { applyRefill } from "../../domain/credits.js";
-import type { KeyRecordRow, RecordRatelimit } from "../../storage/queries/key-records.js";
+import {
+  identityCredits,
+  type KeyRecordRow,
+  type RecordRatelimit,
+} from "../../storage/queries/key-records.js";
 import { toCreditsMessage } from "./credits-input.js";
 
 /** A configured rate limit as returned by reads. */
@@ -16,10 +21,14 @@ export function recordRatelimit(r: RecordRatelimit) {
 }
 
 /**
- * The `identity` block of a key record with these of its rate limits, or nothing for a key
- * without a (live) identity.
+ * The `identity` block of a key record with these of its rate limits (and the credit pool
+ * to show, if any), or nothing for a key without a (live) identity.
  */
-export function identityOf(r: KeyRecordRow, ratelimits: readonly RecordRatelimit[]) {
+export function identityOf(
+  r: KeyRecordRow,
+  ratelimits: readonly RecordRatelimit[],
+  credits?: MessageInitShape<typeof CreditsSchema>,
+) {
   if (r.identityId === null) return {};
   return {
     identity: {
@@ -27,6 +36,7 @@ export function identityOf(r: KeyRecordRow, ratelimits: readonly RecordRatelimit
       externalId: r.externalId ?? "",
       ...(r.identityMeta && Object.keys(r.identityMeta).length > 0 ? { meta: r.identityMeta } : {}),
       ratelimits: ratelimits.map(recordRatelimit),
+      ...(credits ? { credits } : {}),
     },
   };
 }
@@ -47,7 +57,7 @@ export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typ
     ...(credits ? { credits } : {}),
     permissions: r.permissions,
     roles: r.roles,
-    ...identityOf(r, r.identityRatelimits),
+    ...identityOf(r, r.identityRatelimits, toCreditsMessage(applyRefill(identityCredits(r), now))),
     ratelimits: r.keyRatelimits.map(recordRatelimit),
   };
 }

@@ -18,7 +18,7 @@ import { type Change, mutate } from "../mutation.js";
 import { lastPerName, replaceRatelimits, settingsFromRequest } from "../ratelimit-settings.js";
 import { updates } from "../update-mask.js";
 import { creditsHolder, writeHolder } from "./credits-holder.js";
-import { checkCredits, creditState } from "./credits-input.js";
+import { checkCredits, creditState, keepsBalance } from "./credits-input.js";
 import { findKey } from "./find-key.js";
 import { grantCases } from "./grant-cases.js";
 import { resolveRoles, setKeyPermissions, setKeyRoles } from "./grants.js";
@@ -56,7 +56,9 @@ export async function updateKey(
     if (set.credits) {
       const holder = await creditsHolder(tx, key);
       // The balance kept is the one the key has now, any refill already due applied.
-      const kept = keepsBalance(req) ? applyRefill(holder, change.now).remaining : undefined;
+      const kept = keepsBalance(req.credits, req.updateMask)
+        ? applyRefill(holder, change.now).remaining
+        : undefined;
       Object.assign(holder, creditState(req.credits, change.now, kept));
       await writeHolder(tx, change, key, holder);
     }
@@ -88,18 +90,6 @@ export async function updateKey(
 }
 
 type Fields = ReturnType<typeof fieldsOf>;
-
-/**
- * True when a credits object leaves `remaining` out (not null) and sets no refill: it drops
- * the refill and keeps the balance. Only `credits: null` or `remaining: null` makes a key
- * unlimited, so a client that sends `{"refill": null}` to drop a refill (the official SDK
- * does) never turns a metered key into a free one.
- */
-function keepsBalance(req: UpdateKeyRequest): boolean {
-  const c = req.credits;
-  if (!c || c.remaining !== undefined || c.refill !== undefined) return false;
-  return !updates(req.updateMask, "credits.remaining", false);
-}
 
 /** The fields the request changes: those of its mask, or without one those it sets. */
 function fieldsOf(req: UpdateKeyRequest) {

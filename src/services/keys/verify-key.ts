@@ -12,8 +12,8 @@ import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root
 import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
 import { errors } from "../../errors/service-error.js";
 import { counterName, type LimitCheck, type LimitDecision } from "../../ratelimit/limiter.js";
-import type { SpendResult } from "../../storage/credit-spender.js";
-import type { KeyRecordRow } from "../../storage/queries/key-records.js";
+import type { PooledResult, SpendResult } from "../../storage/credit-spender.js";
+import { identityCredits, type KeyRecordRow } from "../../storage/queries/key-records.js";
 import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
@@ -33,6 +33,8 @@ const NO_LIMITS: LimitDecision = Object.freeze({ success: true, outcomes: [] });
  * `verifyScope`). Outcomes are answers with HTTP 200; only a bad request (400), a bad root key
  * or no tenant named where one must be (401/403), an unknown requested rate limit (412) and an
  * unreachable database (503) are errors. A refused verification spends neither tokens nor credits.
+ * A key whose identity has a credit pool spends from the pool and, when it has credits of its
+ * own, from those too: from both or neither.
  */
 export async function verifyKey(
   deps: Deps,
@@ -62,8 +64,11 @@ export async function verifyKey(
   // 5. DISABLED, EXPIRED, then the permissions query.
   const now = deps.clock.now();
   const balance = applyRefill(record, now).remaining;
+  // The pool's balance from the record is only reported: a spend is decided by the database.
+  const pool =
+    record.identityRemaining === null ? null : applyRefill(identityCredits(record), now).remaining;
   const status = statusVerdict(record, query, now);
-  if (status) return answer({ deps, call, req, record, code: status, balance, limits: [] });
+  if (status) return answer({ deps, call, req, record, code: status, balance, pool, limits: [] });
   // 6. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
   const plan = limitPlan(record, req);
   if (plan.unknown !== undefined)
@@ -74,15 +79,17 @@ export async function verifyKey(
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
   if (!decision.success) {
-    return answer({ deps, call, req, record, code: "RATE_LIMITED", balance, limits });
+    return answer({ deps, call, req, record, code: "RATE_LIMITED", balance, pool, limits });
   }
   // 7. Credits: one conditional decrement, committed before we answer; refused → tokens back.
   // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see docs/keys.md).
   const cost = req.credits ? Number(req.credits.cost) : 1;
-  if (balance === null || cost === 0) {
-    return answer({ deps, call, req, record, code: "VALID", balance, limits });
+  // A record showing no pool and no key credits was invalidated by any change that set one.
+  if ((balance === null && pool === null) || cost === 0) {
+    return answer({ deps, call, req, record, code: "VALID", balance, pool, limits });
   }
-  return spendCredits({ deps, call, req, record, entry, cost, decision, checks, limits, now });
+  const spend = { deps, call, req, record, entry, cost, decision, checks, limits, now };
+  return pool === null ? spendCredits(spend) : spendFromPool(spend);
 }
 
 /** Whether a caller (a root key, or none) may learn that this key exists. */
@@ -121,7 +128,7 @@ async function spendCredits(v: Spend): Promise<Answer> {
   }
   switch (spent.status) {
     case "spent":
-      keepBalance(deps, v.entry, record, spent.remaining, now, carryDerived);
+      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
       return answer({
         deps,
         call,
@@ -135,12 +142,10 @@ async function spendCredits(v: Spend): Promise<Answer> {
     case "unlimited":
       return answer({ deps, call, req, record, code: "VALID", balance: null, limits });
     case "insufficient": {
-      keepBalance(deps, v.entry, record, spent.remaining, now, carryDerived);
+      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
       await giveBack(deps, decision, checks, now);
       // The tokens went back: report the limits as they are now.
-      const back = !decision.degraded
-        ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
-        : limits;
+      const back = givenBack(decision, checks, limits);
       const code = "USAGE_EXCEEDED";
       return answer({ deps, call, req, record, code, balance: spent.remaining, limits: back });
     }
@@ -148,6 +153,57 @@ async function spendCredits(v: Spend): Promise<Answer> {
       await giveBack(deps, decision, checks, now);
       return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
   }
+}
+
+/**
+ * Step 7 for a key whose identity has a credit pool: spends from the pool and the key's own
+ * credits (if any) together, and answers with both balances; a refused or failed spend
+ * gives the tokens back. The cache shows the balances the spend read, as for a key's own.
+ */
+async function spendFromPool(v: Spend): Promise<Answer> {
+  const { deps, call, req, record, decision, checks, limits, now } = v;
+  let spent: PooledResult;
+  try {
+    spent = await deps.credits.spendPooled(record.identityId as string, record.id, v.cost);
+  } catch (err) {
+    await giveBack(deps, decision, checks, now);
+    throw err;
+  }
+  if (spent.status === "gone") {
+    await giveBack(deps, decision, checks, now);
+    return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+  }
+  const balances = { key: spent.keyRemaining, pool: spent.poolRemaining };
+  keepBalance(deps, v.entry, record, balances, now, carryDerived);
+  const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
+  if (spent.status === "spent") {
+    // Both balances may have become unlimited since the record was read: nothing was spent.
+    const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
+    return answer({
+      deps,
+      call,
+      req,
+      record,
+      code: "VALID",
+      ...shown,
+      limits,
+      ...(charged ? { spentCredits: v.cost } : {}),
+    });
+  }
+  await giveBack(deps, decision, checks, now);
+  const back = givenBack(decision, checks, limits);
+  return answer({ deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back });
+}
+
+/** The limits as they are after their tokens went back (unchanged when none were taken). */
+function givenBack(
+  decision: LimitDecision,
+  checks: readonly LimitCheck[],
+  limits: LimitResult[],
+): LimitResult[] {
+  return !decision.degraded
+    ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
+    : limits;
 }
 
 /**
@@ -249,6 +305,8 @@ interface Outcome {
   code: VerifyCode;
   /** The balance to report, null for an unlimited key (with a record only). */
   balance?: number | null;
+  /** The identity's pool to report, null when it has none (with a record only). */
+  pool?: number | null;
   /** The rate limits evaluated, if that step ran (with a record only). */
   limits?: LimitResult[];
   /** Credits this verification took; none unless given. */
@@ -265,7 +323,9 @@ function answer(o: Outcome): Answer {
   const { deps, call, record, code } = o;
   deps.metrics.verified(code);
   const data =
-    record === null ? notFoundData() : keyData(record, code, o.balance ?? null, o.limits ?? []);
+    record === null
+      ? notFoundData()
+      : keyData(record, code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
   const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
   if (workspaceId === undefined) {
     deps.metrics.unattributed(code);

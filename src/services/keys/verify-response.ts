@@ -67,13 +67,15 @@ export function carryIdentityBlock(from: KeyRecordRow, to: KeyRecordRow): void {
 /**
  * The answer for a key that exists: the outcome and the key's fields (empty ones omitted),
  * `credits` the balance to report (undefined for an unlimited key), `limits` the rate
- * limits evaluated, if that step ran.
+ * limits evaluated, if that step ran, `pool` the identity's pool to report in the identity
+ * block's `credits.remaining` (null when it has none).
  */
 export function keyData(
   r: KeyRecordRow,
   code: VerifyCode,
   credits: number | null,
   limits: ReturnType<typeof limitResult>[],
+  pool: number | null = null,
 ): Data {
   const data: Data = {
     valid: code === "VALID",
@@ -89,7 +91,13 @@ export function keyData(
   if (r.expiresAt !== null) data.expires = BigInt(r.expiresAt);
   if (credits !== null) data.credits = BigInt(credits);
   const identity = identityBlock(r);
-  if (identity !== null) data.identity = identity;
+  // The block is shared by every answer of this record: the pool's balance, which differs
+  // from answer to answer, goes into a copy.
+  if (identity !== null)
+    data.identity =
+      pool === null
+        ? identity
+        : ({ ...identity, credits: { remaining: BigInt(pool) } } as Data["identity"]);
   return data;
 }
 

@@ -1,3 +1,4 @@
+import type { CreditState } from "../../domain/credits.js";
 import type { Queryable } from "../db.js";
 
 /** What one coalesced spend found and did. */
@@ -92,4 +93,88 @@ export async function creditsSpendBatch(
     before: row.before ?? 0,
     movedTo: row.movedTo,
   };
+}
+
+/** The balance a key spends, as locked for a pooled spend. */
+export interface LockedHolder extends CreditState {
+  /** The verified key. */
+  keyId: string;
+  /** The key holding its balance: itself, or the key it was rerolled into. */
+  holderId: string;
+  /** Set when the holder itself was rerolled meanwhile: its balance is now there. */
+  movedTo: string | null;
+}
+
+/**
+ * Locks the balances these keys spend (each key's own, or the key it was rerolled into), in
+ * holder id order so that concurrent spends lock them in one order; keys deleted for good
+ * are missing from the answer. A row is read at its latest committed version.
+ */
+export function creditsLockHolders(
+  q: Queryable,
+  keyIds: readonly string[],
+): Promise<LockedHolder[]> {
+  return q.query<LockedHolder>(
+    `select k.id as "keyId", h.id as "holderId", h.credits_key_id as "movedTo",
+       h.remaining, h.refill_amount as "refillAmount", h.refill_day as "refillDay",
+       h.last_refill_at as "lastRefillAt"
+     from keys k
+     join keys h on h.id = coalesce(k.credits_key_id, k.id)
+     where k.id = any($1::text[])
+     order by h.id
+     for update of h`,
+    [keyIds],
+  );
+}
+
+/**
+ * Locks the credit pool of a live identity for the rest of the transaction and reads it;
+ * undefined when the identity is gone (its keys then verify as identity-less).
+ */
+export async function creditsLockPool(
+  q: Queryable,
+  identityId: string,
+): Promise<CreditState | undefined> {
+  const rows = await q.query<CreditState>(
+    `select remaining, refill_amount as "refillAmount", refill_day as "refillDay",
+       last_refill_at as "lastRefillAt"
+     from identities
+     where id = $1
+       and deleted_at is null
+     for update`,
+    [identityId],
+  );
+  return rows[0];
+}
+
+/** Stores a key's balance after a pooled spend (with the refill it applied). */
+export async function creditsWriteKey(
+  q: Queryable,
+  keyId: string,
+  remaining: number,
+  lastRefillAt: number | null,
+): Promise<void> {
+  await q.query(
+    `update keys
+     set remaining = $2,
+         last_refill_at = $3
+     where id = $1`,
+    [keyId, remaining, lastRefillAt],
+  );
+}
+
+/** Stores an identity's pool after a pooled spend (with the refill it applied). */
+export async function creditsWritePool(
+  q: Queryable,
+  identityId: string,
+  remaining: number,
+  lastRefillAt: number | null,
+): Promise<void> {
+  await q.query(
+    `update identities
+     set remaining = $2,
+         last_refill_at = $3
+     where id = $1`,
+    [identityId, remaining, lastRefillAt],
+  );
 }

@@ -1,8 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import type { CreditState } from "../../domain/credits.js";
 import type { Queryable } from "../db.js";
 
-/** An identity as stored. */
-export interface IdentityRow {
+/** An identity as stored, with its credit pool (`remaining` null: unlimited). */
+export interface IdentityRow extends CreditState {
   id: string;
   workspaceId: string;
   externalId: string;
@@ -13,19 +14,26 @@ export interface IdentityRow {
 }
 
 const COLUMNS = `id, workspace_id as "workspaceId", external_id as "externalId", meta,
-  created_at as "createdAt", updated_at as "updatedAt", deleted_at as "deletedAt"`;
+  created_at as "createdAt", updated_at as "updatedAt", deleted_at as "deletedAt",
+  remaining, refill_amount as "refillAmount", refill_day as "refillDay",
+  last_refill_at as "lastRefillAt"`;
 
 /** Inserts an identity; a taken externalId raises a unique violation. */
 export async function identityInsert(q: Queryable, row: IdentityRow): Promise<void> {
   await q.query(
-    `insert into identities (id, workspace_id, external_id, meta, created_at)
-     values ($1, $2, $3, $4::text::jsonb, $5)`,
+    `insert into identities (id, workspace_id, external_id, meta, created_at,
+       remaining, refill_amount, refill_day, last_refill_at)
+     values ($1, $2, $3, $4::text::jsonb, $5, $6, $7, $8, $9)`,
     [
       row.id,
       row.workspaceId,
       row.externalId,
       row.meta ? JSON.stringify(row.meta) : null,
       row.createdAt,
+      row.remaining,
+      row.refillAmount,
+      row.refillDay,
+      row.lastRefillAt,
     ],
   );
 }
@@ -116,6 +124,25 @@ export async function identitySetMeta(
          updated_at = $3
      where id = $1`,
     [id, meta ? JSON.stringify(meta) : null, now],
+  );
+}
+
+/** Replaces the credit pool of an identity (remaining null: unlimited). */
+export async function identitySetCredits(
+  q: Queryable,
+  id: string,
+  credits: CreditState,
+  now: number,
+): Promise<void> {
+  await q.query(
+    `update identities
+     set remaining = $2,
+         refill_amount = $3,
+         refill_day = $4,
+         last_refill_at = $5,
+         updated_at = $6
+     where id = $1`,
+    [id, credits.remaining, credits.refillAmount, credits.refillDay, credits.lastRefillAt, now],
   );
 }
 

@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import type { CreditState } from "../../domain/credits.js";
 import type { Queryable } from "../db.js";
 
 /** A configured rate limit inside a key record. */
@@ -37,6 +38,11 @@ export interface KeyRecordRow {
   identityId: string | null;
   externalId: string | null;
   identityMeta: JsonObject | null;
+  /** The credit pool of the identity (null remaining: none, or no live identity). */
+  identityRemaining: number | null;
+  identityRefillAmount: number | null;
+  identityRefillDay: number | null;
+  identityLastRefillAt: number | null;
   identityRatelimits: RecordRatelimit[];
   keyRatelimits: RecordRatelimit[];
   permissions: string[];
@@ -54,6 +60,8 @@ select k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.start, k.na
   case when h.id is null then k.refill_day else h.refill_day end as "refillDay",
   case when h.id is null then k.last_refill_at else h.last_refill_at end as "lastRefillAt",
   i.id as "identityId", i.external_id as "externalId", i.meta as "identityMeta",
+  i.remaining as "identityRemaining", i.refill_amount as "identityRefillAmount",
+  i.refill_day as "identityRefillDay", i.last_refill_at as "identityLastRefillAt",
   coalesce((
     select json_agg(json_build_object('id', r.id, 'name', r.name, 'limit', r.window_limit,
       'durationMs', r.duration_ms, 'autoApply', r.auto_apply) order by r.name)
@@ -170,4 +178,14 @@ export async function keyRehash(
     [id, from, to],
   );
   return rows[0];
+}
+
+/** The credit pool of a record's identity, in the terms of the credit rules. */
+export function identityCredits(r: KeyRecordRow): CreditState {
+  return {
+    remaining: r.identityRemaining,
+    refillAmount: r.identityRefillAmount,
+    refillDay: r.identityRefillDay,
+    lastRefillAt: r.identityLastRefillAt,
+  };
 }

@@ -6,6 +6,12 @@ export const IDENTITY_ROWS: Row[] = [
   ok("identities.createIdentity", "an identity with metadata and a rate limit", async () => ({
     body: { externalId: "carol", meta: { tier: "gold" }, ratelimits: LIMITS },
   })),
+  ok("identities.createIdentity", "an identity with a credit pool and a refill", async () => ({
+    body: {
+      externalId: "pool",
+      credits: { remaining: 100, refill: { interval: "monthly", amount: 100, refillDay: 1 } },
+    },
+  })),
   refused(
     "identities.createIdentity",
     "a taken externalId",
@@ -34,6 +40,13 @@ export const IDENTITY_ROWS: Row[] = [
   ok("identities.getIdentity", "by id", async (g) => ({
     body: { identity: await g.identity("erin", { tier: "bronze" }) },
   })),
+  ok("identities.getIdentity", "an identity with a credit pool", async (g) => {
+    await g.call("identities.createIdentity", {
+      externalId: "pooled",
+      credits: { remaining: 5, refill: { interval: "daily", amount: 5 } },
+    });
+    return { body: { externalId: "pooled" } };
+  }),
   refused(
     "identities.getIdentity",
     "an unknown identity",
@@ -81,6 +94,24 @@ export const IDENTITY_ROWS: Row[] = [
       },
     };
   }),
+  ok("identities.updateIdentity", "sets a credit pool", async (g) => {
+    await g.identity("judy");
+    return { body: { externalId: "judy", credits: { remaining: 25 } } };
+  }),
+  invalid(
+    "identities.updateIdentity",
+    "a monthly refill without its day",
+    ["/credits/refill/refillDay"],
+    async (g) => {
+      await g.identity("mallory");
+      return {
+        body: {
+          externalId: "mallory",
+          credits: { remaining: 1, refill: { interval: "monthly", amount: 5 } },
+        },
+      };
+    },
+  ),
   refused(
     "identities.updateIdentity",
     "an unknown identity",

@@ -100,6 +100,19 @@ export const KEY_READING_ROWS: Row[] = [
       },
     };
   }),
+  ok("keys.verifyKey", "a key spending its own credits and its identity's pool", async (g) => {
+    await g.call("identities.createIdentity", { externalId: "pooled", credits: { remaining: 9 } });
+    const { key } = await g.key(await g.api(), {
+      externalId: "pooled",
+      credits: { remaining: 4 },
+    });
+    return { body: { key, credits: { cost: 3 } } };
+  }),
+  ok("keys.verifyKey", "a key whose identity's pool is short", async (g) => {
+    await g.call("identities.createIdentity", { externalId: "spent", credits: { remaining: 1 } });
+    const { key } = await g.key(await g.api(), { externalId: "spent" });
+    return { body: { key, credits: { cost: 2 } } };
+  }),
   ok("keys.verifyKey", "a key without the permission asked for", async (g) => {
     const { key } = await fullKey(g);
     return { body: { key, permissions: "admin" } };

@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
 import type { CreateIdentityRequestSchema } from "../../../gen/latchkey/v2/identities_pb.js";
 import { currentEngine } from "../../harness/engine.js";
 import { countOf, together } from "../../harness/race.js";
@@ -236,5 +237,42 @@ describe("on the /v2 JSON door", () => {
     const res = await s.call("json", "identities.createIdentity", body);
     expect(res.status).toBe(400);
     expect(res.error?.errors?.[0]).toEqual({ location, message: expect.stringMatching(message) });
+  });
+});
+
+describe("identities.createIdentity credits", () => {
+  it("creates a credit pool with a refill, shown by getIdentity and listIdentities", async () => {
+    const externalId = ext();
+    const res = await s.api.identities.createIdentity({
+      externalId,
+      credits: { remaining: 7n, refill: { interval: RefillInterval.DAILY, amount: 7n } },
+    });
+    const id = res.data?.identityId as string;
+    const want = { remaining: 7n, refill: { interval: RefillInterval.DAILY, amount: 7n } };
+    expect((await s.api.identities.getIdentity({ identity: id })).data?.credits).toMatchObject(
+      want,
+    );
+    const listed = await s.api.identities.listIdentities({ search: externalId });
+    expect(listed.data.map((i) => i.credits)).toMatchObject([want]);
+  });
+
+  it.each([
+    [
+      "a monthly refill without refillDay",
+      { remaining: 1n, refill: { interval: RefillInterval.MONTHLY, amount: 5n } },
+      "/credits/refill/refillDay",
+    ],
+    [
+      "a daily refill with refillDay",
+      { remaining: 1n, refill: { interval: RefillInterval.DAILY, amount: 5n, refillDay: 3 } },
+      "/credits/refill/refillDay",
+    ],
+    ["a remaining above 2^53 - 1", { remaining: 9007199254740992n }, "/credits/remaining"],
+  ])("rejects %s with 400 and writes nothing", async (_, credits, location) => {
+    const before = await s.snapshot();
+    const r = await refusal(s.api.identities.createIdentity({ externalId: ext(), credits }));
+    expect(r.status).toBe(400);
+    expect(r.errors.map((e) => e.location)).toEqual([location]);
+    expect(await s.changesSince(before)).toEqual({});
   });
 });

@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
 import { useServer } from "../../harness/server.js";
 import { refusal } from "../../harness/typed.js";
 
@@ -90,5 +91,30 @@ describe("identities.getIdentity", () => {
     expect(r.detail).toContain(`identity.${id}.read_identity`);
     const narrow = s.as(await s.seed.rootKey([`identity.${id}.read_identity`]));
     expect((await narrow.identities.getIdentity({ identity: id })).data?.id).toBe(id);
+  });
+});
+
+describe("identities.getIdentity credits", () => {
+  it("shows the pool with its refill, a due refill applied, and omits an unlimited one", async () => {
+    s.clock.set(Date.parse("2026-11-01T12:00:00Z"));
+    const externalId = `pool_get_${Date.now()}`;
+    await s.api.identities.createIdentity({
+      externalId,
+      credits: {
+        remaining: 2n,
+        refill: { interval: RefillInterval.MONTHLY, amount: 50n, refillDay: 15 },
+      },
+    });
+    const got = await s.api.identities.getIdentity({ externalId });
+    expect(got.data?.credits).toMatchObject({
+      remaining: 2n,
+      refill: { interval: RefillInterval.MONTHLY, amount: 50n, refillDay: 15 },
+    });
+    s.clock.set(Date.parse("2026-11-15T00:00:00Z"));
+    expect((await s.api.identities.getIdentity({ externalId })).data?.credits?.remaining).toBe(50n);
+    const plain = await s.seed.identity();
+    expect(
+      (await s.api.identities.getIdentity({ identity: plain.id })).data?.credits,
+    ).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import type { RatelimitRequestSchema } from "../../../gen/latchkey/v2/common_pb.js";
+import { type RatelimitRequestSchema, RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
 import { useServer } from "../../harness/server.js";
 import { refusal } from "../../harness/typed.js";
 
@@ -139,5 +139,81 @@ describe("on the /v2 JSON door", () => {
     const got = await s.api.identities.getIdentity({ externalId });
     expect(got.data?.meta).toBeUndefined();
     expect(got.data?.ratelimits).toEqual([]);
+  });
+});
+
+// An identity's credit pool, tri-state like a key's credits: absent leaves it alone, null
+// makes it unlimited, a value replaces the whole setting; `{"refill": null}` drops the refill
+// and keeps the balance. Audited as identity.update.
+describe("identities.updateIdentity credits", () => {
+  const pooled = async () => {
+    const externalId = `pool_${++n}_${Date.now()}`;
+    await s.api.identities.createIdentity({
+      externalId,
+      credits: { remaining: 10n, refill: { interval: RefillInterval.DAILY, amount: 10n } },
+    });
+    return externalId;
+  };
+  const creditsOf = async (externalId: string) =>
+    (await s.api.identities.getIdentity({ externalId })).data?.credits;
+
+  it("leaves the pool alone when credits are absent", async () => {
+    const externalId = await pooled();
+    const res = await s.call("json", "identities.updateIdentity", { externalId, meta: { a: 1 } });
+    expect(res.status).toBe(200);
+    expect(await creditsOf(externalId)).toMatchObject({ remaining: 10n, refill: { amount: 10n } });
+  });
+
+  it("makes the pool unlimited with credits null", async () => {
+    const externalId = await pooled();
+    const res = await s.call("json", "identities.updateIdentity", { externalId, credits: null });
+    expect(res.status).toBe(200);
+    expect(await creditsOf(externalId)).toBeUndefined();
+  });
+
+  it("replaces the whole setting with a value, and is audited", async () => {
+    const externalId = await pooled();
+    const res = await s.api.identities.updateIdentity({ externalId, credits: { remaining: 3n } });
+    expect(res.data?.credits).toEqual(expect.objectContaining({ remaining: 3n }));
+    expect(res.data?.credits?.refill).toBeUndefined();
+    expect(await creditsOf(externalId)).toMatchObject({ remaining: 3n });
+    const audit = await s.db.query<{ event: string; description: string }>(
+      "select event, description from audit_logs where request_id = $1",
+      [res.meta?.requestId],
+    );
+    expect(audit).toMatchObject([
+      { event: "identity.update", description: expect.stringContaining("credits") },
+    ]);
+  });
+
+  it("drops the refill and keeps the balance with refill null", async () => {
+    const externalId = await pooled();
+    await s.api.identities.updateIdentity({
+      externalId,
+      credits: { remaining: 4n, refill: { interval: RefillInterval.DAILY, amount: 10n } },
+    });
+    const res = await s.call("json", "identities.updateIdentity", {
+      externalId,
+      credits: { refill: null },
+    });
+    expect(res.status).toBe(200);
+    const got = await creditsOf(externalId);
+    expect(got?.remaining).toBe(4n);
+    expect(got?.refill).toBeUndefined();
+  });
+
+  it("rejects a refill without a balance with 400 and writes nothing", async () => {
+    const externalId = await pooled();
+    const before = await s.snapshot();
+    const r = await refusal(
+      s.api.identities.updateIdentity({
+        externalId,
+        credits: { refill: { interval: RefillInterval.DAILY, amount: 5n } },
+        updateMask: { paths: ["credits", "credits.refill"] },
+      }),
+    );
+    expect(r.status).toBe(400);
+    expect(r.errors.map((e) => e.location)).toContain("/credits/remaining");
+    expect(await s.changesSince(before)).toEqual({});
   });
 });

@@ -5,6 +5,7 @@ import {
   creditViolations,
   latestRefillBoundary,
   spendInOrder,
+  spendPooledInOrder,
 } from "../../../src/domain/credits.js";
 
 const t = (iso: string) => Date.parse(iso);
@@ -140,6 +141,65 @@ describe("spending costs in order", () => {
             expect(o.remaining).toBeGreaterThanOrEqual(0);
             // A refused cost exceeds the balance it met, which it left as it was.
             if (!o.taken) expect(costs[i]).toBeGreaterThan(o.remaining);
+          });
+        },
+      ),
+    );
+  });
+});
+
+describe("spendPooledInOrder", () => {
+  it("takes each cost from the pool and the key's own balance together, or from neither", () => {
+    const keys = new Map<string, number | null>([["k1", 2]]);
+    const { outcomes, pool } = spendPooledInOrder(5, keys, [
+      { holder: "k1", cost: 2 },
+      { holder: "k1", cost: 1 },
+      { holder: null, cost: 3 },
+      { holder: null, cost: 1 },
+    ]);
+    expect(outcomes).toEqual([
+      { taken: true, keyRemaining: 0, poolRemaining: 3 },
+      { taken: false, keyRemaining: 0, poolRemaining: 3 },
+      { taken: true, keyRemaining: null, poolRemaining: 0 },
+      { taken: false, keyRemaining: null, poolRemaining: 0 },
+    ]);
+    expect(pool).toBe(0);
+    expect(keys.get("k1")).toBe(0);
+  });
+
+  it("spends only the key's balance when the pool is unlimited", () => {
+    const keys = new Map<string, number | null>([["k1", 1]]);
+    const { outcomes, pool } = spendPooledInOrder(null, keys, [
+      { holder: "k1", cost: 1 },
+      { holder: "k1", cost: 1 },
+    ]);
+    expect(outcomes.map((o) => o.taken)).toEqual([true, false]);
+    expect(pool).toBeNull();
+  });
+
+  it("never takes more than either balance, and takes what it reports (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 50 }),
+        fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ key: fc.nat(2), cost: fc.integer({ min: 1, max: 10 }) }), {
+          maxLength: 40,
+        }),
+        (poolStart, keyStarts, spends) => {
+          const keys = new Map<string, number | null>(keyStarts.map((b, i) => [`k${i}`, b]));
+          const costs = spends.map((x) => ({
+            holder: x.key < keyStarts.length ? `k${x.key}` : null,
+            cost: x.cost,
+          }));
+          const { outcomes, pool } = spendPooledInOrder(poolStart, keys, costs);
+          const taken = costs.filter((_, i) => outcomes[i]?.taken);
+          const total = taken.reduce((sum, c) => sum + c.cost, 0);
+          expect(pool).toBe(poolStart - total);
+          expect(pool).toBeGreaterThanOrEqual(0);
+          keyStarts.forEach((start, i) => {
+            const spent = taken.filter((c) => c.holder === `k${i}`).reduce((a, c) => a + c.cost, 0);
+            expect(keys.get(`k${i}`)).toBe(start - spent);
+            expect(keys.get(`k${i}`)).toBeGreaterThanOrEqual(0);
           });
         },
       ),

@@ -270,6 +270,28 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
       },
     },
     {
+      // B caches a key whose identity has no pool (it spends nothing, reads nothing): only
+      // the invalidation of the identity's keys tells B that every key now spends from one.
+      name: "identities.updateIdentity credits on an identity without a pool → USAGE_EXCEEDED",
+      async prepare() {
+        const k = await keyWithIdentity();
+        return {
+          verify: { key: k.key },
+          before: {
+            what: "VALID without identity credits",
+            ok: (d) => d.code === VerifyKeyCode.VALID && d.identity?.credits === undefined,
+          },
+          change: (a) =>
+            a.identities.updateIdentity({ identity: k.identityId, credits: { remaining: 0n } }),
+          after: {
+            what: "USAGE_EXCEEDED with identity credits 0",
+            ok: (d) =>
+              d.code === VerifyKeyCode.USAGE_EXCEEDED && d.identity?.credits?.remaining === 0n,
+          },
+        };
+      },
+    },
+    {
       name: "identities.deleteIdentity → no identity in the answer",
       async prepare() {
         const k = await keyWithIdentity();
@@ -499,6 +521,31 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
     expect((await onA({ key: gone.key })).code).toBe(VerifyKeyCode.VALID);
     expect((await onB({ key: k.key })).code).toBe(VerifyKeyCode.VALID);
     expect((await onB({ key: gone.key })).code).toBe(VerifyKeyCode.NOT_FOUND);
+  });
+
+  // An identity's pool is spent exactly however its keys' verifications are spread over the
+  // processes: each spend takes the pool's row lock in the database.
+  it("an identity's pool gives exactly min(N, B) VALID through K keys on two processes", async () => {
+    const externalId = unique("pool");
+    await s.api.identities.createIdentity({ externalId, credits: { remaining: 25n } });
+    const keys: { key: string }[] = [];
+    for (let i = 0; i < 4; i++) keys.push(await key({ externalId }));
+    // Both processes cache every key first, so that the burst below is all spends.
+    for (const k of keys) {
+      await onA({ key: k.key, credits: { cost: 0n } });
+      await onB({ key: k.key, credits: { cost: 0n } });
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        (i % 2 === 0 ? onA : onB)({ key: keys[i % keys.length]?.key as string }),
+      ),
+    );
+    const valid = answers.filter((a) => a.code === VerifyKeyCode.VALID);
+    expect(valid).toHaveLength(25);
+    expect(answers.filter((a) => a.code === VerifyKeyCode.USAGE_EXCEEDED)).toHaveLength(35);
+    expect(new Set(valid.map((a) => a.identity?.credits?.remaining)).size).toBe(25);
+    const got = await s.api.identities.getIdentity({ externalId });
+    expect(got.data?.credits?.remaining).toBe(0n);
   });
 
   it.each(scenarios)("$name", async ({ name, prepare }) => {
