@@ -90,7 +90,9 @@ export default defineConfig({
                 name: "cluster",
                 include: ["test/cluster/**/*.test.ts"],
                 env: { TEST_ENGINE: "postgres" },
-                // One file at a time: every file owns the rig's ports.
+                // The rig's PostgreSQL cluster and Redis, made once for the project.
+                globalSetup: ["test/cluster/global-setup.ts"],
+                // One file at a time: a file has the rig's services to itself (some stop them).
                 fileParallelism: false,
                 maxWorkers: 1,
                 testTimeout: 120_000,
