@@ -21,10 +21,14 @@ if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
   console.log(`\n[latchkey] Skipping ${skipped.join("; ")}.\n`);
 }
 
-// Files whose subject does not depend on the server's database engine (the packed tarball, the
-// generated clients of other languages, the browser page, the OpenAPI document and its
-// examples, the Redis limiter, the bin and its start-up): run once, with the PGlite group, not
-// again on PostgreSQL.
+// Files whose subject does not depend on the server's database engine run once, with the PGlite
+// group, not again on PostgreSQL: the packed tarball, the generated clients of other languages,
+// the browser page, the OpenAPI document and its examples, the Redis limiter, the bin and its
+// start-up; and the listeners and doors, whatever the procedures behind them store: connection
+// deadlines and caps, the framing, codes and trailers of the Connect and gRPC doors, decoding
+// bounds, reflection, gRPC health watches (a server without a database), the pages, and the
+// URLs of error types. What is stored, transactions, concurrency, the database's readiness,
+// events written, and refusals that write nothing (json-door, grpc-caller-faults) stay on both.
 const ENGINE_INDEPENDENT = [
   "test/package/**",
   "test/cli/bin.test.ts",
@@ -35,6 +39,15 @@ const ENGINE_INDEPENDENT = [
   "test/server/docs-browser.test.ts",
   "test/server/openapi.test.ts",
   "test/ratelimit/redis-*.test.ts",
+  "test/server/connection-limits.test.ts",
+  "test/server/connect-door.test.ts",
+  "test/server/grpc-door.test.ts",
+  "test/server/grpc-trailers.test.ts",
+  "test/server/request-bounds.test.ts",
+  "test/server/grpc-reflection.test.ts",
+  "test/server/grpc-health.test.ts",
+  "test/server/pages.test.ts",
+  "test/security/host-header.test.ts",
 ];
 
 const shared = {
@@ -90,7 +103,9 @@ export default defineConfig({
                 name: "cluster",
                 include: ["test/cluster/**/*.test.ts"],
                 env: { TEST_ENGINE: "postgres" },
-                // One file at a time: every file owns the rig's ports.
+                // The rig's PostgreSQL cluster and Redis, made once for the project.
+                globalSetup: ["test/cluster/global-setup.ts"],
+                // One file at a time: a file has the rig's services to itself (some stop them).
                 fileParallelism: false,
                 maxWorkers: 1,
                 testTimeout: 120_000,

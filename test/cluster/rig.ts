@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { randomString } from "../../src/domain/random.js";
 import { type NodeProcess, startNode } from "../harness/processes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
@@ -32,6 +33,74 @@ function quiet(cmd: string, args: string[]): void {
   } catch {}
 }
 
+function psql(sql: string): void {
+  run("psql", ["-h", "127.0.0.1", "-p", String(PG_PORT), "-U", "postgres", "-c", sql]);
+}
+
+/**
+ * Creates the rig's PostgreSQL cluster and Redis, once per run of the cluster project (its
+ * global setup, test/cluster/global-setup.ts): creating a cluster (initdb) is most of what a
+ * rig used to cost. Whatever a killed run left is removed first, so it cannot break this run.
+ */
+export function createServices(): void {
+  removeServices();
+  run("pg_createcluster", [
+    PG_VERSION,
+    PG_CLUSTER,
+    "--port",
+    String(PG_PORT),
+    "--start",
+    // The OS never crashes in these tests; fsync off keeps the rig fast.
+    "-o",
+    "fsync=off",
+    "-o",
+    "max_connections=200",
+    "--",
+    "--auth-local=trust",
+    "--auth-host=trust",
+  ]);
+  startRedis();
+}
+
+/** Removes the rig's PostgreSQL cluster and stops its Redis (the end of the run). */
+export function removeServices(): void {
+  stopRedis();
+  quiet("pg_dropcluster", ["--stop", PG_VERSION, PG_CLUSTER]);
+}
+
+function startRedis(): void {
+  run("redis-server", [
+    "--port",
+    String(REDIS_PORT),
+    "--bind",
+    "127.0.0.1",
+    "--daemonize",
+    "yes",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--pidfile",
+    `/tmp/latchkey-rig-redis-${REDIS_PORT}.pid`,
+  ]);
+  // Ask until it answers (each ask takes a few ms), within a deadline.
+  const deadline = Date.now() + 10_000;
+  for (let i = 0; i < 10_000 && Date.now() < deadline; i++) if (redisAnswers()) return;
+  throw new Error("the rig's Redis did not start");
+}
+
+function redisAnswers(): boolean {
+  try {
+    return run("redis-cli", ["-p", String(REDIS_PORT), "ping"]).trim() === "PONG";
+  } catch {
+    return false;
+  }
+}
+
+function stopRedis(): void {
+  quiet("redis-cli", ["-p", String(REDIS_PORT), "shutdown", "nosave"]);
+}
+
 /** One answer of a node: status and parsed body (null when the connection failed). */
 export interface Answer {
   status: number;
@@ -47,27 +116,41 @@ export interface RigOptions {
 }
 
 /**
- * Three (or `nodes`) Latchkey processes on their own PostgreSQL cluster (port 5433) and Redis
- * (port 6380), created for the test file and removed afterwards, with helpers to kill,
- * stop and restart nodes and to restart PostgreSQL and Redis. Everything is on loopback.
+ * Three (or `nodes`) Latchkey processes on the rig's PostgreSQL cluster (port 5433) and Redis
+ * (port 6380): a database of the file's own, an emptied Redis, with helpers to kill, stop and
+ * restart nodes and to restart PostgreSQL and Redis. Everything is on loopback.
  */
 export class Rig {
   readonly rootKey = ROOT_KEY;
-  readonly databaseUrl = `postgres://postgres@127.0.0.1:${PG_PORT}/latchkey`;
+  readonly databaseUrl: string;
   readonly redisUrl = `redis://127.0.0.1:${REDIS_PORT}`;
   nodes: NodeProcess[] = [];
   private turn = 0;
 
-  private constructor(private readonly options: RigOptions) {}
+  private constructor(
+    private readonly options: RigOptions,
+    private readonly database: string,
+  ) {
+    this.databaseUrl = `postgres://postgres@127.0.0.1:${PG_PORT}/${database}`;
+  }
 
-  /** Creates the services and starts the nodes. */
+  /** Creates the file's database, empties Redis and starts the nodes. */
   static async start(options: RigOptions = {}): Promise<Rig> {
-    const rig = new Rig(options);
-    rig.createPostgres();
-    rig.startRedis();
-    // The first node migrates and creates the root key; the others start on a ready database.
+    const rig = new Rig(options, `latchkey_${randomString(12, "abcdefghijklmnopqrstuvwxyz")}`);
+    psql(`create database ${rig.database}`);
+    run("redis-cli", ["-p", String(REDIS_PORT), "flushall"]);
+    // The first node migrates and creates the root key; the others then start together on
+    // the ready database.
     rig.nodes.push(await rig.spawn());
-    for (let i = 1; i < (options.nodes ?? 3); i++) rig.nodes.push(await rig.spawn());
+    const others = Array.from({ length: (options.nodes ?? 3) - 1 }, () => rig.spawn());
+    // Each start is awaited, so that a failed one leaves none of its siblings running.
+    const started = await Promise.allSettled(others);
+    for (const s of started) if (s.status === "fulfilled") rig.nodes.push(s.value);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) {
+      await rig.stop();
+      throw failed.reason;
+    }
     return rig;
   }
 
@@ -84,35 +167,6 @@ export class Rig {
     });
   }
 
-  private createPostgres(): void {
-    quiet("pg_dropcluster", ["--stop", PG_VERSION, PG_CLUSTER]);
-    run("pg_createcluster", [
-      PG_VERSION,
-      PG_CLUSTER,
-      "--port",
-      String(PG_PORT),
-      "--start",
-      // The OS never crashes in these tests; fsync off keeps the rig fast.
-      "-o",
-      "fsync=off",
-      "-o",
-      "max_connections=200",
-      "--",
-      "--auth-local=trust",
-      "--auth-host=trust",
-    ]);
-    run("psql", [
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(PG_PORT),
-      "-U",
-      "postgres",
-      "-c",
-      "create database latchkey",
-    ]);
-  }
-
   /** Stops PostgreSQL (fast shutdown: sessions are cut, as in a crash of the server process). */
   stopPostgres(): void {
     run("pg_ctlcluster", [PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"]);
@@ -123,32 +177,11 @@ export class Rig {
   }
 
   startRedis(): void {
-    run("redis-server", [
-      "--port",
-      String(REDIS_PORT),
-      "--bind",
-      "127.0.0.1",
-      "--daemonize",
-      "yes",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--pidfile",
-      `/tmp/latchkey-rig-redis-${REDIS_PORT}.pid`,
-    ]);
-    // Ask until it answers (each ask takes a few ms), within a deadline.
-    const deadline = Date.now() + 10_000;
-    for (let i = 0; i < 10_000 && Date.now() < deadline; i++) {
-      try {
-        if (run("redis-cli", ["-p", String(REDIS_PORT), "ping"]).trim() === "PONG") return;
-      } catch {}
-    }
-    throw new Error("the rig's Redis did not start");
+    startRedis();
   }
 
   stopRedis(): void {
-    quiet("redis-cli", ["-p", String(REDIS_PORT), "shutdown", "nosave"]);
+    stopRedis();
   }
 
   /** Sends a signal to node `i` and waits for it to exit; returns its exit code. */
@@ -200,10 +233,15 @@ export class Rig {
     return line ? Number(line.split(" ").at(-1)) : 0;
   }
 
-  /** Stops every node and removes the services. */
+  /**
+   * Stops every node and drops the file's database. PostgreSQL and Redis are left running for
+   * the next file, started again if a test stopped them and failed before it started them.
+   */
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((n) => n.stop("SIGKILL")));
-    this.stopRedis();
-    quiet("pg_dropcluster", ["--stop", PG_VERSION, PG_CLUSTER]);
+    // Refused (and ignored) when it runs: pg_ctlcluster waits for a start to accept sessions.
+    quiet("pg_ctlcluster", [PG_VERSION, PG_CLUSTER, "start"]);
+    if (!redisAnswers()) startRedis();
+    psql(`drop database if exists ${this.database} with (force)`);
   }
 }

@@ -7,8 +7,9 @@ import { openPglite, type PgliteDb } from "../../src/storage/pglite.js";
 import { openPostgres } from "../../src/storage/postgres.js";
 import { databaseUrl, type Engine, postgresUrl } from "./engine.js";
 import { leasePglite } from "./pglite-pool.js";
+import { leasePostgres } from "./postgres-pool.js";
 
-/** A fresh migrated database for one test file, and how to get rid of it. */
+/** A migrated database with no rows for one test file, and how to hand it back. */
 export interface TestDatabase {
   db: Db;
   engine: Engine;
@@ -37,10 +38,10 @@ async function openFromDump(): Promise<{ db: PgliteDb; dir: string }> {
 }
 
 /**
- * Creates a fresh database from the migrated template of the run (see global-setup.ts);
- * on PostgreSQL its pool has `bounds` (default 10 connections, no statement timeout). On
- * PGlite the database is one of this worker's, emptied back to the migrated state (see
- * pglite-pool.ts): booting PostgreSQL in WebAssembly is the larger part of a file's start.
+ * A migrated database with no rows for a test file: one of this worker's, emptied back to the
+ * migrated state (pglite-pool.ts, postgres-pool.ts), or a new one from the run's migrated
+ * dump or template (global-setup.ts). On PostgreSQL the file gets a pool of its own with
+ * `bounds` (default 10 connections, no statement timeout).
  */
 export async function createTestDatabase(
   engine: Engine,
@@ -51,14 +52,8 @@ export async function createTestDatabase(
     return { db: lease.db, engine, url: undefined, drop: lease.release };
   }
   if (!postgresUrl) throw new Error("TEST_DATABASE_URL is not set");
-  const name = `latchkey_t_${randomString(12).toLowerCase()}`;
-  const admin = openPostgres({ url: postgresUrl, max: 1 });
-  try {
-    await admin.exec(`create database ${name} template ${inject("postgresTemplate")}`);
-  } finally {
-    await admin.close();
-  }
-  const url = databaseUrl(postgresUrl, name);
+  const lease = await leasePostgres();
+  const url = databaseUrl(postgresUrl, lease.name);
   const db = openPostgres({ url, max: bounds.max, statementTimeoutMs: bounds.statementTimeoutMs });
   return {
     db,
@@ -66,12 +61,7 @@ export async function createTestDatabase(
     url,
     async drop() {
       await db.close();
-      const a = openPostgres({ url: postgresUrl as string, max: 1 });
-      try {
-        await a.exec(`drop database if exists ${name} with (force)`);
-      } finally {
-        await a.close();
-      }
+      await lease.release();
     },
   };
 }

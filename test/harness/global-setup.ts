@@ -14,6 +14,8 @@ declare module "vitest" {
     /** The run's folder for the PGlite databases of the test workers (removed at the end). */
     pgliteRunDir: string;
     postgresTemplate: string;
+    /** How the names of the run's PostgreSQL test databases start (postgres-pool.ts). */
+    postgresDatabasePrefix: string;
   }
 }
 
@@ -31,7 +33,7 @@ function migrationsHash(): string {
  * Migrates a database once per run and per engine, so each test file starts from a
  * copy instead of migrating: a PGlite dump loaded per file, a PostgreSQL template database.
  * Both are named for this run alone (two runs on one machine must not drop each other's
- * template) and removed when the run ends.
+ * template) and removed when the run ends, as are the test databases made from them.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const hash = `${migrationsHash()}_${process.pid}`;
@@ -49,6 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("pgliteDumpPath", path);
     project.provide("pgliteRunDir", runDir);
     project.provide("postgresTemplate", "");
+    project.provide("postgresDatabasePrefix", "");
     return async () => {
       rmSync(path, { force: true });
       rmSync(runDir, { recursive: true, force: true });
@@ -66,9 +69,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("pgliteDumpPath", "");
   project.provide("pgliteRunDir", "");
   project.provide("postgresTemplate", template);
+  const prefix = `latchkey_t_${hash}_`;
+  project.provide("postgresDatabasePrefix", prefix);
   return async () => {
     const a = openPostgres({ url: postgresUrl as string, max: 1 });
     try {
+      // The workers keep their databases to the end (postgres-pool.ts): all of them go here.
+      const made = await a.query<{ name: string }>(
+        "select datname as name from pg_database where starts_with(datname, $1)",
+        [prefix],
+      );
+      for (const { name } of made) await a.exec(`drop database if exists ${name} with (force)`);
       await a.exec(`drop database if exists ${template} with (force)`);
     } finally {
       await a.close();

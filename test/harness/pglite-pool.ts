@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
-import type { Db } from "../../src/storage/db.js";
 import type { PgliteDb } from "../../src/storage/pglite.js";
+import { resetToMigrated, schemaOf, withinResetTimeout } from "./database-reset.js";
 
 /** One PGlite database of this worker process, lent to one test file at a time. */
 interface Pooled {
@@ -16,64 +16,7 @@ export interface PgliteLease {
   release(): Promise<void>;
 }
 
-/** The longest a reset may take; a database that cannot be emptied in time is replaced. */
-const RESET_TIMEOUT_MS = 15_000;
-
 const idle: Pooled[] = [];
-
-interface Relation {
-  relname: string;
-  relkind: string;
-  relispartition: boolean;
-}
-
-function relations(db: Db): Promise<Relation[]> {
-  return db.query<Relation>(
-    `select c.relname, c.relkind::text as relkind, c.relispartition
-       from pg_class c
-       join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = 'public'`,
-  );
-}
-
-/** How a relation is named in `Pooled.schema`. */
-const key = (r: Relation) => `${r.relname}:${r.relkind}`;
-
-const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
-/**
- * Empties a database back to the migrated state: drops the tables made while serving (the
- * event partitions), deletes the rows of every table but the migration history. Returns false when the
- * schema changed otherwise (a test that altered it): such a database is not lent again.
- */
-async function reset(entry: Pooled): Promise<boolean> {
-  let now = await relations(entry.db);
-  const made = now.filter(
-    (r) => r.relkind === "r" && r.relispartition && !entry.schema.has(key(r)),
-  );
-  if (made.length > 0) {
-    // Their indexes go with them.
-    await entry.db.exec(made.map((r) => `drop table ${quoted(r.relname)};`).join("\n"));
-    now = await relations(entry.db);
-  }
-  // Anything else that was made or is gone (an index, a table, a view): not reusable.
-  if (now.length !== entry.schema.size || !now.every((r) => entry.schema.has(key(r)))) return false;
-  const tables = now
-    .filter((r) => (r.relkind === "r" || r.relkind === "p") && !r.relispartition)
-    .map((r) => r.relname)
-    .filter((name) => name !== "schema_migrations");
-  // DELETE, not TRUNCATE: a truncate gives each table new files, which costs far more than
-  // deleting the few rows a test file leaves. Foreign keys are not checked meanwhile (every
-  // table is emptied, so none can be left dangling).
-  await entry.db.exec(
-    [
-      "set session_replication_role = replica;",
-      ...tables.map((name) => `delete from ${quoted(name)};`),
-      "set session_replication_role = default;",
-    ].join("\n"),
-  );
-  return true;
-}
 
 async function discard(entry: Pooled): Promise<void> {
   await entry.db.close().catch(() => {});
@@ -82,12 +25,7 @@ async function discard(entry: Pooled): Promise<void> {
 
 /** Resets an idle database within the deadline; false (and the database discarded) if not. */
 async function resetOrDiscard(entry: Pooled): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), RESET_TIMEOUT_MS);
-  });
-  const ok = await Promise.race([reset(entry).catch(() => false), late]);
-  clearTimeout(timer);
+  const ok = await withinResetTimeout(resetToMigrated(entry.db, entry.schema));
   if (!ok) await discard(entry);
   return ok;
 }
@@ -105,8 +43,7 @@ export async function leasePglite(
   while (entry && !(await resetOrDiscard(entry))) entry = idle.pop();
   if (!entry) {
     const opened = await open();
-    const schema = new Set((await relations(opened.db)).map(key));
-    entry = { ...opened, schema };
+    entry = { ...opened, schema: await schemaOf(opened.db) };
   }
   const pooled = entry;
   const subscriptions = new Set<() => Promise<void>>();

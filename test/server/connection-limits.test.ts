@@ -122,7 +122,9 @@ describe("deadlines", () => {
     expect(await until(() => all.every((c) => c.closed()))).toBe(true);
   });
 
-  it("closes an HTTP/1.1 request whose headers never end (slowloris), with 408", async () => {
+  // Each of the rest waits for a deadline on a socket of its own, so they wait together (their
+  // assertions are plain matchers, which the global expect reports in the right test).
+  it.concurrent("closes an HTTP/1.1 request whose headers never end (slowloris), with 408", async () => {
     const c = await rawHttp(
       s.app.port,
       "POST /v2/keys.verifyKey HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n",
@@ -131,7 +133,7 @@ describe("deadlines", () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
-  it("closes an HTTP/1.1 request whose body never arrives whole, with 408", async () => {
+  it.concurrent("closes an HTTP/1.1 request whose body never arrives whole, with 408", async () => {
     const c = await rawHttp(
       s.app.port,
       "POST /v2/keys.verifyKey HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
@@ -140,12 +142,12 @@ describe("deadlines", () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
-  it("closes a socket that stops inside the sniffer, part of the way through the HTTP/2 preface", async () => {
+  it.concurrent("closes a socket that stops inside the sniffer, part of the way through the HTTP/2 preface", async () => {
     const c = await rawHttp(s.app.port, "PRI * HTTP/2.0\r\n");
     expect(await until(c.closed)).toBe(true);
   });
 
-  it("closes an HTTP/1.1 keep-alive connection idle after its response", async () => {
+  it.concurrent("closes an HTTP/1.1 keep-alive connection idle after its response", async () => {
     const c = await rawHttp(s.app.port, "GET /v2/liveness HTTP/1.1\r\nHost: x\r\n\r\n");
     expect(await until(c.closed)).toBe(true);
     expect(c.received()).toMatch(/^HTTP\/1\.1 200/);
@@ -154,7 +156,7 @@ describe("deadlines", () => {
   for (const port of ["main", "grpc"] as const) {
     const portOf = () => (port === "main" ? s.app.port : (s.app.grpcPort as number));
 
-    it(`closes an HTTP/2 session on the ${port} port idle after its stream`, async () => {
+    it.concurrent(`closes an HTTP/2 session on the ${port} port idle after its stream`, async () => {
       const h2 = await connectRaw(portOf());
       opened.push(h2.socket);
       const contentType = port === "main" ? "application/proto" : "application/grpc";
@@ -170,7 +172,7 @@ describe("deadlines", () => {
       expect(h2.frames.some((f) => f.streamId === 1 && f.type === FRAME.headers)).toBe(true);
     });
 
-    it(`closes an HTTP/2 session on the ${port} port whose first HEADERS never ends`, async () => {
+    it.concurrent(`closes an HTTP/2 session on the ${port} port whose first HEADERS never ends`, async () => {
       const h2 = await connectRaw(portOf());
       opened.push(h2.socket);
       const block = headerBlock(requestHeaders(VERIFY_PATH, "application/grpc"));
@@ -181,7 +183,7 @@ describe("deadlines", () => {
       expect(await until(() => h2.closed)).toBe(true);
     });
 
-    it(`ends an HTTP/2 stream on the ${port} port whose body never arrives`, async () => {
+    it.concurrent(`ends an HTTP/2 stream on the ${port} port whose body never arrives`, async () => {
       const h2 = await connectRaw(portOf());
       opened.push(h2.socket);
       const contentType = port === "main" ? "application/proto" : "application/grpc";
