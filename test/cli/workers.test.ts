@@ -3,8 +3,9 @@ import http from "node:http";
 import net from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgres } from "../../src/storage/postgres.js";
 import { createTestDatabase, type TestDatabase } from "../harness/database.js";
-import { currentEngine, redisUrl } from "../harness/engine.js";
+import { currentEngine, databaseUrl, postgresUrl, redisUrl } from "../harness/engine.js";
 import { type Serving, startLatchkey } from "./bin.js";
 import { cli, scratchDirs, TEST_START_ENV } from "./in-process.js";
 
@@ -287,10 +288,14 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
     });
 
     it("gives up, non-zero with the reason, when a worker keeps failing to start", async () => {
-      const doomed = await createTestDatabase("postgres");
-      const dropped = { done: false };
+      // A database of this test's own, really dropped below (the harness's databases go back
+      // to a pool when a file lets them go); the server migrates it at start.
+      const name = `latchkey_t_doomed_${process.pid}_${Date.now()}`;
+      const admin = openPostgres({ url: postgresUrl as string, max: 1 });
+      const drop = () => admin.exec(`drop database if exists ${name} with (force)`);
+      await admin.exec(`create database ${name}`);
       const serving = startLatchkey(["serve"], {
-        DATABASE_URL: doomed.url as string,
+        DATABASE_URL: databaseUrl(postgresUrl as string, name),
         REDIS_URL: redisUrl as string,
         WORKERS: "2",
         PORT: "0",
@@ -303,8 +308,7 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
       try {
         expect(await serving.listening(), serving.stdout()).toBe(true);
         // Without its database a new worker cannot start: a missing database is not waited for.
-        await doomed.drop();
-        dropped.done = true;
+        await drop();
         const victim = workerPids(serving.stdout()).find((w) => w.worker === 2)?.pid as number;
         process.kill(victim, "SIGKILL");
         expect(await serving.exited(120_000)).toBe(1);
@@ -315,7 +319,8 @@ describe.skipIf(currentEngine() !== "postgres" || !redisUrl)(
         console.log(serving.stderr().trim());
       } finally {
         await serving.stop();
-        if (!dropped.done) await doomed.drop();
+        await drop();
+        await admin.close();
       }
     });
 
