@@ -119,13 +119,9 @@ interface Spend {
 /** Step 7: spends the credits and answers; a refused or failed spend gives the tokens back. */
 async function spendCredits(v: Spend): Promise<Answer> {
   const { deps, call, req, record, decision, checks, limits, now } = v;
-  let spent: SpendResult;
-  try {
-    spent = await deps.credits.spend(record.id, v.cost, record.creditsKeyId);
-  } catch (err) {
-    await giveBack(deps, decision, checks, now);
-    throw err;
-  }
+  const spent: SpendResult = await givingBackOnFailure(v, () =>
+    deps.credits.spend(record.id, v.cost, record.creditsKeyId),
+  );
   switch (spent.status) {
     case "spent":
       keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
@@ -162,13 +158,9 @@ async function spendCredits(v: Spend): Promise<Answer> {
  */
 async function spendFromPool(v: Spend): Promise<Answer> {
   const { deps, call, req, record, decision, checks, limits, now } = v;
-  let spent: PooledResult;
-  try {
-    spent = await deps.credits.spendPooled(record.identityId as string, record.id, v.cost);
-  } catch (err) {
-    await giveBack(deps, decision, checks, now);
-    throw err;
-  }
+  const spent: PooledResult = await givingBackOnFailure(v, () =>
+    deps.credits.spendPooled(record.identityId as string, record.id, v.cost),
+  );
   if (spent.status === "gone") {
     await giveBack(deps, decision, checks, now);
     return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
@@ -204,6 +196,16 @@ function givenBack(
   return !decision.degraded
     ? limits.map((l, i) => ({ ...l, remaining: l.remaining + BigInt(checks[i]?.cost ?? 0) }))
     : limits;
+}
+
+/** Runs a spend; when it fails, the tokens the verification took go back before the error. */
+async function givingBackOnFailure<T>(v: Spend, spend: () => Promise<T>): Promise<T> {
+  try {
+    return await spend();
+  } catch (err) {
+    await giveBack(v.deps, v.decision, v.checks, v.now);
+    throw err;
+  }
 }
 
 /**
