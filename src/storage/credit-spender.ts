@@ -9,6 +9,7 @@ import {
   UNLIMITED,
 } from "../domain/credits.js";
 import type { Db, Queryable } from "./db.js";
+import { GroupedCalls } from "./grouped-calls.js";
 import {
   type BatchSpend,
   creditsLockHolders,
@@ -29,17 +30,11 @@ export type SpendResult =
   | { status: "unlimited" }
   | { status: "gone" };
 
-interface Pending {
-  /** The key being verified (its balance may be held by the queue's key). */
+/** One spend waiting in its group: the key being verified and the cost. */
+interface Spend {
+  /** The key being verified (its balance may be held by the group's key). */
   keyId: string;
   cost: number;
-  resolve: (r: SpendResult) => void;
-  reject: (err: unknown) => void;
-}
-
-interface KeyQueue {
-  running: boolean;
-  waiting: Pending[];
 }
 
 /**
@@ -49,18 +44,6 @@ interface KeyQueue {
 export type PooledResult =
   | { status: "spent" | "insufficient"; keyRemaining: number | null; poolRemaining: number | null }
   | { status: "gone" };
-
-interface PooledPending {
-  keyId: string;
-  cost: number;
-  resolve: (r: PooledResult) => void;
-  reject: (err: unknown) => void;
-}
-
-interface PoolQueue {
-  running: boolean;
-  waiting: PooledPending[];
-}
 
 /**
  * Spends credits exactly and durably, and fast under contention: while one statement for
@@ -75,8 +58,14 @@ interface PoolQueue {
  * own copy (the spend then goes to the verified key itself).
  */
 export class CreditSpender {
-  private readonly queues = new Map<string, KeyQueue>();
-  private readonly pools = new Map<string, PoolQueue>();
+  /** Spends grouped by the key holding the balance. */
+  private readonly keys = new GroupedCalls<Spend, SpendResult>((holderId, batch) =>
+    this.spendBatch(holderId, batch),
+  );
+  /** Pooled spends grouped by identity. */
+  private readonly pools = new GroupedCalls<Spend, PooledResult>((identityId, batch) =>
+    this.db.transaction((tx) => this.spendPoolBatch(tx, identityId, batch)),
+  );
 
   constructor(
     private readonly db: Db,
@@ -88,15 +77,7 @@ export class CreditSpender {
    * itself, or the key a rerolled key was replaced by).
    */
   spend(keyId: string, cost: number, holderId = keyId): Promise<SpendResult> {
-    return new Promise((resolve, reject) => {
-      let q = this.queues.get(holderId);
-      if (!q) {
-        q = { running: false, waiting: [] };
-        this.queues.set(holderId, q);
-      }
-      q.waiting.push({ keyId, cost, resolve, reject });
-      if (!q.running) void this.drain(holderId, q);
-    });
+    return this.keys.call(holderId, { keyId, cost });
   }
 
   /** One grouped spend, following the balance when a reroll moved it meanwhile. */
@@ -112,30 +93,23 @@ export class CreditSpender {
     throw new Error(`the balance of ${holderId} moved ${MAX_HOPS} times during one spend`);
   }
 
-  private async drain(holderId: string, q: KeyQueue): Promise<void> {
-    q.running = true;
-    while (q.waiting.length > 0) {
-      const batch = q.waiting;
-      q.waiting = [];
-      try {
-        const costs = batch.map((p) => p.cost);
-        const r = await this.spendFollowing(holderId, costs);
-        const outcomes = r.found && !r.unlimited ? spendInOrder(r.before, costs) : [];
-        batch.forEach((p, i) => {
-          const o = outcomes[i];
-          if (!r.found) {
-            // The holder was deleted for good: a key that spent from it has its own copy now.
-            if (p.keyId === holderId) p.resolve({ status: "gone" });
-            else this.spend(p.keyId, p.cost).then(p.resolve, p.reject);
-          } else if (!o) p.resolve({ status: "unlimited" });
-          else p.resolve({ status: o.taken ? "spent" : "insufficient", remaining: o.remaining });
-        });
-      } catch (err) {
-        for (const p of batch) p.reject(err);
+  /** One batch of spends from the balance `holderId` holds, answered in order. */
+  private async spendBatch(
+    holderId: string,
+    batch: readonly Spend[],
+  ): Promise<(SpendResult | Promise<SpendResult>)[]> {
+    const costs = batch.map((p) => p.cost);
+    const r = await this.spendFollowing(holderId, costs);
+    const outcomes = r.found && !r.unlimited ? spendInOrder(r.before, costs) : [];
+    return batch.map((p, i) => {
+      const o = outcomes[i];
+      if (!r.found) {
+        // The holder was deleted for good: a key that spent from it has its own copy now.
+        return p.keyId === holderId ? { status: "gone" } : this.spend(p.keyId, p.cost);
       }
-    }
-    q.running = false;
-    this.queues.delete(holderId);
+      if (!o) return { status: "unlimited" };
+      return { status: o.taken ? "spent" : "insufficient", remaining: o.remaining };
+    });
   }
 
   /**
@@ -145,35 +119,7 @@ export class CreditSpender {
    * spends of one key do; across nodes the pool's row lock makes them take turns.
    */
   spendPooled(identityId: string, keyId: string, cost: number): Promise<PooledResult> {
-    return new Promise((resolve, reject) => {
-      let q = this.pools.get(identityId);
-      if (!q) {
-        q = { running: false, waiting: [] };
-        this.pools.set(identityId, q);
-      }
-      q.waiting.push({ keyId, cost, resolve, reject });
-      if (!q.running) void this.drainPool(identityId, q);
-    });
-  }
-
-  private async drainPool(identityId: string, q: PoolQueue): Promise<void> {
-    q.running = true;
-    while (q.waiting.length > 0) {
-      const batch = q.waiting;
-      q.waiting = [];
-      try {
-        const results = await this.db.transaction((tx) =>
-          this.spendPoolBatch(tx, identityId, batch),
-        );
-        batch.forEach((p, i) => {
-          p.resolve(results[i] as PooledResult);
-        });
-      } catch (err) {
-        for (const p of batch) p.reject(err);
-      }
-    }
-    q.running = false;
-    this.pools.delete(identityId);
+    return this.pools.call(identityId, { keyId, cost });
   }
 
   /**
@@ -186,7 +132,7 @@ export class CreditSpender {
   private async spendPoolBatch(
     tx: Queryable,
     identityId: string,
-    batch: readonly PooledPending[],
+    batch: readonly Spend[],
   ): Promise<PooledResult[]> {
     const now = this.clock.now();
     const holders = await this.lockHolders(tx, [...new Set(batch.map((p) => p.keyId))]);

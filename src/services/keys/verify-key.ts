@@ -118,7 +118,7 @@ interface Spend {
 
 /** Step 7: spends the credits and answers; a refused or failed spend gives the tokens back. */
 async function spendCredits(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, decision, checks, limits, now } = v;
+  const { deps, call, req, record, limits, now } = v;
   const spent: SpendResult = await givingBackOnFailure(v, () =>
     deps.credits.spend(record.id, v.cost, record.creditsKeyId),
   );
@@ -137,18 +137,27 @@ async function spendCredits(v: Spend): Promise<Answer> {
       });
     case "unlimited":
       return answer({ deps, call, req, record, code: "VALID", balance: null, limits });
-    case "insufficient": {
+    case "insufficient":
       keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
-      await giveBack(deps, decision, checks, now);
-      // The tokens went back: report the limits as they are now.
-      const back = givenBack(decision, checks, limits);
-      const code = "USAGE_EXCEEDED";
-      return answer({ deps, call, req, record, code, balance: spent.remaining, limits: back });
-    }
+      return refusedSpend(v, { balance: spent.remaining });
     case "gone":
-      await giveBack(deps, decision, checks, now);
-      return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+      return refusedSpend(v, "gone");
   }
+}
+
+/**
+ * A spend refused (a balance short: USAGE_EXCEEDED) or whose key went meanwhile (NOT_FOUND):
+ * the tokens go back, and the answer reports the limits as they are then.
+ */
+async function refusedSpend(
+  v: Spend,
+  shown: { balance: number | null; pool?: number | null } | "gone",
+): Promise<Answer> {
+  const { deps, call, req, record, decision, checks, limits, now } = v;
+  await giveBack(deps, decision, checks, now);
+  if (shown === "gone") return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+  const back = givenBack(decision, checks, limits);
+  return answer({ deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back });
 }
 
 /**
@@ -157,14 +166,11 @@ async function spendCredits(v: Spend): Promise<Answer> {
  * gives the tokens back. The cache shows the balances the spend read, as for a key's own.
  */
 async function spendFromPool(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, decision, checks, limits, now } = v;
+  const { deps, call, req, record, limits, now } = v;
   const spent: PooledResult = await givingBackOnFailure(v, () =>
     deps.credits.spendPooled(record.identityId as string, record.id, v.cost),
   );
-  if (spent.status === "gone") {
-    await giveBack(deps, decision, checks, now);
-    return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
-  }
+  if (spent.status === "gone") return refusedSpend(v, "gone");
   const balances = { key: spent.keyRemaining, pool: spent.poolRemaining };
   keepBalance(deps, v.entry, record, balances, now, carryDerived);
   const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
@@ -182,9 +188,7 @@ async function spendFromPool(v: Spend): Promise<Answer> {
       ...(charged ? { spentCredits: v.cost } : {}),
     });
   }
-  await giveBack(deps, decision, checks, now);
-  const back = givenBack(decision, checks, limits);
-  return answer({ deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back });
+  return refusedSpend(v, shown);
 }
 
 /** The limits as they are after their tokens went back (unchanged when none were taken). */
