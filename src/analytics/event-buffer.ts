@@ -27,6 +27,11 @@ export interface EventBufferOptions {
    * for one slice at a time (~1 ms at 100 rows) instead of for the whole batch.
    */
   sliceSize: number;
+  /**
+   * How long a timer's pass may spread its write over (see BatchWriter); half the flush
+   * interval when not given, so a pass ends well before the next one is due.
+   */
+  spreadMs?: number;
 }
 
 /** Counters of the buffer: `recorded + dropped` is every event offered. */
@@ -125,7 +130,7 @@ export class EventBuffer {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.pass(), this.options.flushIntervalMs);
+    this.timer = setInterval(() => void this.pass(true), this.options.flushIntervalMs);
     this.timer.unref();
   }
 
@@ -178,27 +183,37 @@ export class EventBuffer {
    */
   async flush(): Promise<boolean> {
     const upTo = this.accepted;
+    // A caller waits for these events: a timer's pass in progress stops spreading its write.
+    this.writer.hurry();
     while (this.settled < upTo) {
       if (!(await this.pass())) return false;
     }
     return true;
   }
 
-  /** One pass over the events buffered when it starts; concurrent callers share it. */
-  private pass(): Promise<boolean> {
-    this.flushing ??= this.writeAll().finally(() => {
+  /**
+   * One pass over the events buffered when it starts; concurrent callers share it. A timer's
+   * pass (`spread`) that finds one batch due, the buffer keeping up, spreads its write over
+   * `spreadMs` (see BatchWriter); with more due it writes them without pause, to catch up.
+   */
+  private pass(spread = false): Promise<boolean> {
+    const spreadMs =
+      spread && this.batches.length === 1
+        ? (this.options.spreadMs ?? this.options.flushIntervalMs / 2)
+        : 0;
+    this.flushing ??= this.writeAll(spreadMs).finally(() => {
       this.flushing = undefined;
     });
     return this.flushing;
   }
 
-  private async writeAll(): Promise<boolean> {
+  private async writeAll(spreadMs: number): Promise<boolean> {
     // Events recorded from now on go to a new batch, for the next pass.
     this.open = undefined;
     for (let due = this.batches.length; due > 0; due--) {
       const batch = this.batches[0] as Batch;
       try {
-        await this.writeBatch(batch);
+        await this.writeBatch(batch, spreadMs);
         if (this.closed) return false; // given up by stop meanwhile: counted as dropped
       } catch (err) {
         this.counts.failedFlushes++;
@@ -229,10 +244,10 @@ export class EventBuffer {
    * writePieces). Throws, leaving the batch buffered, while the database cannot be reached
    * or fails for an unclear reason fewer than MAX_UNCLEAR_FAILURES times.
    */
-  private async writeBatch(batch: Batch): Promise<void> {
+  private async writeBatch(batch: Batch, spreadMs: number): Promise<void> {
     if (batch.pieces === undefined) {
       try {
-        await this.writer.write(batch);
+        await this.writer.write(batch, spreadMs);
         if (!this.closed) this.settle(batch.size, "written");
         return;
       } catch (err) {

@@ -28,11 +28,14 @@ const event = (i: number, time: number, tags = [`i=${i}`]): AnalyticsEvent => ({
 
 /** A buffer over a fresh database of this run's engine (kept in `database` for cleanup). */
 async function newBuffer(
-  sizes: Omit<EventBufferOptions, "flushIntervalMs" | "maxBytes"> & { maxBytes?: number },
+  sizes: Omit<EventBufferOptions, "flushIntervalMs" | "maxBytes"> & {
+    maxBytes?: number;
+    flushIntervalMs?: number;
+  },
 ) {
   database = await createTestDatabase(currentEngine());
   const { db } = database;
-  const options = { maxBytes: 1 << 30, ...sizes, flushIntervalMs: 60_000 };
+  const options = { maxBytes: 1 << 30, flushIntervalMs: 60_000, ...sizes };
   return { db, buffer: new EventBuffer(db, options, pino({ level: "silent" })) };
 }
 
@@ -86,6 +89,52 @@ describe("the verification event buffer", () => {
     // 50 raw-event statements and the rollups' statements, each followed by a turn.
     expect(turns).toBeGreaterThanOrEqual(50);
     expect(buffer.stats()).toMatchObject({ written: 500, buffered: 0 });
+  });
+
+  it("spreads a timer's write over the spread time: its statements leave at intervals, not back to back", async () => {
+    const { buffer, db } = await newBuffer({
+      maxEvents: 1000,
+      batchSize: 1000,
+      sliceSize: 10,
+      flushIntervalMs: 100,
+      spreadMs: 2_000,
+    });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    // A first pass creates the day's partitions (statements outside the spread write).
+    buffer.record(event(0, day));
+    expect(await buffer.flush()).toBe(true);
+    const sent = statementTimes(db);
+    // One key and outcome: one rollup row per granularity.
+    for (let i = 1; i <= 100; i++) buffer.record({ ...event(0, day + i), requestId: `req_${i}` });
+    buffer.start();
+    await until(() => buffer.stats().written === 101);
+    await buffer.stop();
+    // 10 raw-event statements and 4 of rollups, spread over 2 s (timers never fire early; a
+    // loaded machine only makes the span longer). Back to back they take a few milliseconds
+    // each, a few hundred on a loaded machine.
+    expect(sent.length).toBe(14);
+    expect((sent.at(-1) as number) - (sent[0] as number)).toBeGreaterThanOrEqual(1_500);
+  });
+
+  it("flush does not wait out a timer's spread write: the write in progress hurries", async () => {
+    const { buffer, db } = await newBuffer({
+      maxEvents: 1000,
+      batchSize: 1000,
+      sliceSize: 10,
+      flushIntervalMs: 50,
+      // Longer than the test's timeout: only a hurried write ends in time.
+      spreadMs: 600_000,
+    });
+    const day = Date.parse("2026-05-05T10:00:00Z");
+    buffer.record(event(0, day));
+    expect(await buffer.flush()).toBe(true);
+    const sent = statementTimes(db);
+    for (let i = 1; i <= 100; i++) buffer.record(event(i, day + i));
+    buffer.start();
+    await until(() => sent.length > 0);
+    expect(await buffer.flush()).toBe(true);
+    expect(buffer.stats()).toMatchObject({ written: 101, buffered: 0 });
+    await buffer.stop();
   });
 
   it("flush writes everything recorded before it, even while a pass that started earlier runs", async () => {
@@ -306,6 +355,33 @@ const decision = (time: number): AnalyticsEvent => ({
 });
 
 /** Counts the transactions `db` runs from now on. */
+/** When each statement of a transaction on `db` was sent (performance.now()), from now on. */
+function statementTimes(db: Db): number[] {
+  const times: number[] = [];
+  const transaction = db.transaction.bind(db);
+  db.transaction = (fn) =>
+    transaction((tx) => {
+      const stamped = {
+        ...tx,
+        query: ((...args: Parameters<typeof tx.query>) => {
+          times.push(performance.now());
+          return tx.query(...args);
+        }) as typeof tx.query,
+        copyCsv: (target: string, rows: string | Uint8Array) => {
+          times.push(performance.now());
+          return tx.copyCsv(target, rows);
+        },
+      };
+      return fn(stamped);
+    });
+  return times;
+}
+
+/** Resolves once `done()` holds (polled; the test's timeout bounds the wait). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 5));
+}
+
 function countTransactions(db: Db): () => number {
   let n = 0;
   const transaction = db.transaction.bind(db);
