@@ -268,7 +268,7 @@ export const SETTINGS = {
   ),
   eventFlushIntervalMs: documented(
     integer("EVENT_FLUSH_INTERVAL_MS", 1_000, 10, 60_000, "how often buffered events are written"),
-    "how often buffered events are written",
+    "how often buffered events are written; each write is spread over half of this (its statements leave at even intervals, so the database's work does not take the server's core in one burst), unless events are backing up",
   ),
   eventRetentionDays: documented(
     integer("EVENT_RETENTION_DAYS", 90, 1, 3650, "days analytics is kept"),
