@@ -2,6 +2,7 @@
 import type { Scenario } from "../lib/scenario.ts";
 import analytics from "./analytics.ts";
 import connections from "./connections.ts";
+import creditsOnce from "./credits-once.ts";
 import decodeValidate from "./decode-validate.ts";
 import eventWriter from "./event-writer.ts";
 import footprint from "./footprint.ts";
@@ -22,6 +23,7 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   verify,
   verifyAb,
   workers,
+  creditsOnce,
   eventWriter,
   ratelimit,
   analytics,

@@ -25,6 +25,11 @@ export interface Target {
   headers?: Record<string, string>;
   /** A fixed JSON body; without it, {"key": `${keys.prefix}${i}`}. */
   body?: string;
+  /**
+   * A JSON body of its own per request: every `%i` replaced by the request's number (an
+   * idempotency key that no other request repeats). Instead of `body`.
+   */
+  bodyEach?: string;
   keys?: { prefix: string; from: number; count?: number };
   /**
    * gRPC instead of /v2 JSON: one length-prefixed message, base64, sent over `connections`

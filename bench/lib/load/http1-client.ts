@@ -22,7 +22,12 @@ export function http1Client(target: Target): LoadClient {
     Buffer.from(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   const fixed = target.body === undefined ? null : encode(target.body);
   const prefix = target.keys?.prefix ?? "";
-  const requestOf = (i: number) => fixed ?? encode(`{"key":"${prefix}${i}"}`);
+  const each = target.bodyEach;
+  const requestOf = (i: number) =>
+    fixed ??
+    (each === undefined
+      ? encode(`{"key":"${prefix}${i}"}`)
+      : encode(each.replaceAll("%i", `${i}`)));
   const maxSockets = target.maxSockets ?? 256;
   const codes: Record<string, number> = {};
   const counts = emptyCounts();

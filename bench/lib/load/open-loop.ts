@@ -140,7 +140,8 @@ export function runOpen(config: OpenConfig): Promise<OpenResult> {
   const latencies = new Float64Array(total - warm);
   const lag = new Float64Array(total - warm);
   const keys = config.keys;
-  const pick = () => (keys ? keys.from + Math.floor(Math.random() * (keys.count ?? 1)) : 0);
+  // A random key of the range, else the request's own number (for `bodyEach`).
+  const pick = () => (keys ? keys.from + Math.floor(Math.random() * (keys.count ?? 1)) : sent);
   let recorded = 0;
   let answered = 0;
   let sent = 0;
