@@ -182,7 +182,7 @@ describe("keys.verifyKey with an idempotencyKey", () => {
 
   it("answers alike on every door, the repeat included", async () => {
     const k = await s.seed.key({ credits: { remaining: 10 } });
-    const answers = [];
+    const answers: unknown[] = [];
     const idempotencyKey = idem();
     for (const door of DOORS) {
       const res = await s.call(door, "keys.verifyKey", { key: k.key, idempotencyKey });
