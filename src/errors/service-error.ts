@@ -126,7 +126,6 @@ export const errors = {
     return new ServiceError(
       catalog.idempotencyKeyReused,
       "This idempotencyKey was already used in this workspace within 24 hours with another request body; repeat the first request's body exactly, or use a new idempotencyKey.",
-      [{ location: "/idempotencyKey", message: "already used with another request body" }],
     );
   },
   keyNotFound(): ServiceError {
