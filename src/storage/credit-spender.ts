@@ -127,8 +127,9 @@ export class CreditSpender implements CreditSpending {
   }
 
   /**
-   * One batch of spends from the balance `holderId` holds, answered in order; `respend` spends
-   * again for a key whose holder is gone (through the same connection as the batch).
+   * One batch of spends from the balance `holderId` holds, answered in order through `q`;
+   * `respend` spends again for a key whose holder is gone, the way the batch was spent (grouped,
+   * or inside the caller's transaction, which must not reach for another connection).
    */
   private async spendBatch(
     q: Queryable,
