@@ -1,7 +1,9 @@
 import { bucketStart } from "../domain/analytics/rollups.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
 import { EVENT_TABLES } from "../storage/queries/events.js";
+import { idempotencyDeleteExpired } from "../storage/queries/idempotency.js";
 import {
   eventPartitionDrop,
   eventPartitionsList,
@@ -50,7 +52,35 @@ export async function applyRetention(
   return { droppedPartitions, deletedRollupRows };
 }
 
-/** Runs `applyRetention` now and then every hour until stopped; failures are logged. */
+/** Idempotency records one delete statement removes at most: a short statement, few locks. */
+const IDEMPOTENCY_BATCH = 5_000;
+/**
+ * Delete statements one pass runs at most: 500,000 records, about 140 idempotent requests a
+ * second all day long, and a pass of bounded length; whatever is left goes in the next pass
+ * (expired records left over meanwhile count as absent, so they only take space).
+ */
+const IDEMPOTENCY_BATCHES_PER_PASS = 100;
+
+/**
+ * Deletes idempotency records past their window, oldest first, in bounded statements (see
+ * above); answers how many went. Harmless on several processes at once (a row goes once).
+ */
+export async function expireIdempotencyRecords(db: Db, nowMs: number): Promise<number> {
+  const expiredAt = nowMs - IDEMPOTENCY_WINDOW_MS;
+  let deleted = 0;
+  for (let i = 0; i < IDEMPOTENCY_BATCHES_PER_PASS; i++) {
+    const n = await idempotencyDeleteExpired(db, expiredAt, IDEMPOTENCY_BATCH);
+    deleted += n;
+    if (n < IDEMPOTENCY_BATCH) break;
+  }
+  return deleted;
+}
+
+/**
+ * Runs `applyRetention` now and then every hour until stopped, and with it the expiry of
+ * idempotency records (an hourly pass leaves a record at most an hour past its 24 hours, and
+ * it counts as absent meanwhile); failures are logged.
+ */
 export function scheduleRetention(
   db: Db,
   clock: { now(): number },
@@ -58,6 +88,12 @@ export function scheduleRetention(
   log: Logger,
 ): { stop(): void; runNow(): Promise<RetentionResult | undefined> } {
   const runNow = async () => {
+    try {
+      const expired = await expireIdempotencyRecords(db, clock.now());
+      if (expired > 0) log.info({ expired }, "expired idempotency records deleted");
+    } catch (err) {
+      log.warn({ err }, "expiring idempotency records failed; retrying in an hour");
+    }
     try {
       const result = await applyRetention(db, clock.now(), days);
       if (result.droppedPartitions.length > 0 || result.deletedRollupRows > 0)

@@ -81,6 +81,7 @@ export const catalog = {
   identityAlreadyExists: entry("data", "identity_already_exists", 409, Code.AlreadyExists),
   roleAlreadyExists: entry("data", "role_already_exists", 409, Code.AlreadyExists),
   permissionAlreadyExists: entry("data", "permission_already_exists", 409, Code.AlreadyExists),
+  idempotencyKeyReused: entry("data", "idempotency_key_reused", 409, Code.AlreadyExists),
   ratelimitNamespaceGone: entry("data", "ratelimit_namespace_gone", 410, Code.FailedPrecondition),
   analyticsNotConfigured: entry("data", "analytics_not_configured", 412, Code.FailedPrecondition),
   analyticsConnectionFailed: entry("data", "analytics_connection_failed", 503, Code.Unavailable),

@@ -121,6 +121,11 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
     meaning: "A permission with this slug already exists in the workspace.",
     fix: "Use the existing permission or pick another slug.",
   },
+  "data/idempotency_key_reused": {
+    meaning:
+      "This idempotencyKey was used in the workspace within the last 24 hours for a request with another body; the first request's outcome stands and this one was not carried out.",
+    fix: "Send a repeat with exactly the body of the first request, or use a new idempotencyKey for a new request.",
+  },
   "data/ratelimit_namespace_gone": {
     meaning: "The rate-limit namespace was deleted.",
     fix: "Use another namespace name.",

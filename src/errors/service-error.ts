@@ -121,6 +121,13 @@ export const errors = {
       `A role with name '${name}' already exists in this workspace.`,
     );
   },
+  /** A repeat of an idempotency key with a request body other than the first one's. */
+  idempotencyKeyReused(): ServiceError {
+    return new ServiceError(
+      catalog.idempotencyKeyReused,
+      "This idempotencyKey was already used in this workspace within 24 hours with another request body; repeat the first request's body exactly, or use a new idempotencyKey.",
+    );
+  },
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },

@@ -30,6 +30,15 @@ export type SpendResult =
   | { status: "unlimited" }
   | { status: "gone" };
 
+/**
+ * Spending credits: `CreditSpender` itself (grouped spends, each committed on its own) or
+ * `CreditSpender.within(tx)` (one spend at a time inside a caller's transaction).
+ */
+export interface CreditSpending {
+  spend(keyId: string, cost: number, holderId?: string): Promise<SpendResult>;
+  spendPooled(identityId: string, keyId: string, cost: number): Promise<PooledResult>;
+}
+
 /** One spend waiting in its group: the key being verified and the cost. */
 interface Spend {
   /** The key being verified (its balance may be held by the group's key). */
@@ -57,10 +66,10 @@ export type PooledResult =
  * see `movedTo`), and deleting the holder for good gives the keys that spent from it their
  * own copy (the spend then goes to the verified key itself).
  */
-export class CreditSpender {
+export class CreditSpender implements CreditSpending {
   /** Spends grouped by the key holding the balance. */
   private readonly keys = new GroupedCalls<Spend, SpendResult>((holderId, batch) =>
-    this.spendBatch(holderId, batch),
+    this.spendBatch(this.db, holderId, batch, (keyId, cost) => this.spend(keyId, cost)),
   );
   /** Pooled spends grouped by identity. */
   private readonly pools = new GroupedCalls<Spend, PooledResult>((identityId, batch) =>
@@ -80,32 +89,62 @@ export class CreditSpender {
     return this.keys.call(holderId, { keyId, cost });
   }
 
+  /**
+   * The same spends inside transaction `tx`, one statement each and not grouped: they commit
+   * or roll back with the caller's other writes (an idempotency record claimed in `tx`), which
+   * a grouped statement shared by other callers could not. Nothing here uses another
+   * connection, as one transaction must not wait for a connection its own callers may hold.
+   */
+  within(tx: Queryable): CreditSpending {
+    const spend = async (keyId: string, cost: number, holderId = keyId): Promise<SpendResult> => {
+      const [result] = await this.spendBatch(tx, holderId, [{ keyId, cost }], spend);
+      return result as SpendResult | Promise<SpendResult>;
+    };
+    return {
+      spend,
+      spendPooled: async (identityId, keyId, cost) => {
+        const [result] = await this.spendPoolBatch(tx, identityId, [{ keyId, cost }]);
+        return result as PooledResult;
+      },
+    };
+  }
+
   /** One grouped spend, following the balance when a reroll moved it meanwhile. */
-  private async spendFollowing(holderId: string, costs: readonly number[]): Promise<BatchSpend> {
+  private async spendFollowing(
+    q: Queryable,
+    holderId: string,
+    costs: readonly number[],
+  ): Promise<BatchSpend> {
     let id = holderId;
     // A committed state has no chains (a reroll repoints every key that spent from the old
     // key), so each hop needs another reroll committed in between: a few at most.
     for (let hop = 0; hop < MAX_HOPS; hop++) {
-      const r = await creditsSpendBatch(this.db, id, costs, refillBoundaries(this.clock.now()));
+      const r = await creditsSpendBatch(q, id, costs, refillBoundaries(this.clock.now()));
       if (r.movedTo === null) return r;
       id = r.movedTo;
     }
     throw new Error(`the balance of ${holderId} moved ${MAX_HOPS} times during one spend`);
   }
 
-  /** One batch of spends from the balance `holderId` holds, answered in order. */
+  /**
+   * One batch of spends from the balance `holderId` holds, answered in order through `q`;
+   * `respend` spends again for a key whose holder is gone, the way the batch was spent (grouped,
+   * or inside the caller's transaction, which must not reach for another connection).
+   */
   private async spendBatch(
+    q: Queryable,
     holderId: string,
     batch: readonly Spend[],
+    respend: (keyId: string, cost: number) => Promise<SpendResult>,
   ): Promise<(SpendResult | Promise<SpendResult>)[]> {
     const costs = batch.map((p) => p.cost);
-    const r = await this.spendFollowing(holderId, costs);
+    const r = await this.spendFollowing(q, holderId, costs);
     const outcomes = r.found && !r.unlimited ? spendInOrder(r.before, costs) : [];
     return batch.map((p, i) => {
       const o = outcomes[i];
       if (!r.found) {
         // The holder was deleted for good: a key that spent from it has its own copy now.
-        return p.keyId === holderId ? { status: "gone" } : this.spend(p.keyId, p.cost);
+        return p.keyId === holderId ? { status: "gone" } : respend(p.keyId, p.cost);
       }
       if (!o) return { status: "unlimited" };
       return { status: o.taken ? "spent" : "insufficient", remaining: o.remaining };

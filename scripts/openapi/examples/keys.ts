@@ -46,7 +46,7 @@ export const KEY_EXAMPLES: Examples = {
     response: { data: {} },
   },
   "keys.updateCredits": {
-    request: { keyId: IDS.keyId, operation: "increment", value: 500 },
+    request: { keyId: IDS.keyId, operation: "increment", value: 500, idempotencyKey: "topup-8841" },
     response: { data: { remaining: 1499, refill: KEY.credits.refill } },
   },
   "keys.addPermissions": {

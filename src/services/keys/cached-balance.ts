@@ -36,7 +36,7 @@ export interface ReadBalances {
  * (it depends on the fields a spend does not change).
  */
 export function keepBalance(
-  deps: Deps,
+  deps: Pick<Deps, "caches">,
   entry: string,
   read: KeyRecordRow,
   balances: ReadBalances,

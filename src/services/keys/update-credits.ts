@@ -1,16 +1,20 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { CreditsSchema } from "../../../gen/latchkey/v2/common_pb.js";
 import {
   CreditsOperation,
   type UpdateCreditsRequest,
+  UpdateCreditsRequestSchema,
   type UpdateCreditsResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { applyRefill } from "../../domain/credits.js";
+import { idempotencyHash } from "../../domain/idempotency.js";
 import { errors } from "../../errors/service-error.js";
 import { keyWrite } from "../../storage/queries/keys.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
+import { claimOrReplay, type IdempotentRequest, keepAnswer } from "../idempotency.js";
 import { mutate } from "../mutation.js";
 import { creditsHolder, writeHolder } from "./credits-holder.js";
 import { toCreditsMessage } from "./credits-input.js";
@@ -20,6 +24,10 @@ import { findKey } from "./find-key.js";
  * Sets, increments or decrements the balance of a key (decrement stops at 0). A pending
  * refill is applied first, so the operation acts on the balance a verification would see.
  * `set` with null makes the key unlimited and drops its refill.
+ *
+ * With an idempotency key the change is made once: the key is claimed in the change's own
+ * transaction, so a repeat (or a racing first call, on any node: it waits on the claim) answers
+ * the stored credits and changes nothing, and a refused change (an error) leaves no record.
  */
 export async function updateCredits(
   deps: Deps,
@@ -30,10 +38,27 @@ export async function updateCredits(
   if (op !== CreditsOperation.SET && req.value === undefined) {
     throw errors.badField("/value", "is required when the operation is increment or decrement");
   }
-  const { workspaceId } = principalOf(ctx);
+  const { workspaceId, rootKeyId } = principalOf(ctx);
   const found = await findKey(deps.db, workspaceId, req.keyId);
   authorize(ctx, { apiId: found.apiId });
-  const state = await mutate(deps, ctx, async (tx, change) => {
+  const once: IdempotentRequest | undefined =
+    req.idempotencyKey === undefined
+      ? undefined
+      : {
+          workspaceId,
+          key: req.idempotencyKey,
+          requestHash: idempotencyHash(
+            "keys.updateCredits",
+            rootKeyId,
+            UpdateCreditsRequestSchema,
+            req,
+          ),
+        };
+  const data = await mutate(deps, ctx, async (tx, change) => {
+    if (once !== undefined) {
+      const prior = await claimOrReplay(tx, once, change.now, CreditsSchema);
+      if (prior !== undefined) return prior;
+    }
     const key = await findKey(tx, workspaceId, req.keyId, true);
     const holder = await creditsHolder(tx, key);
     const current = applyRefill(holder, change.now);
@@ -70,7 +95,9 @@ export async function updateCredits(
       description: `Updated key ${key.id}, set remaining to ${next.remaining ?? "unlimited"}.`,
     });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
-    return next;
+    const answer = toCreditsMessage(next) ?? {};
+    if (once !== undefined) await keepAnswer(tx, once, CreditsSchema, answer);
+    return answer;
   });
-  return { data: toCreditsMessage(state) ?? {} };
+  return { data };
 }

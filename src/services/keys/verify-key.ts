@@ -4,6 +4,7 @@ import type {
   VerifyKeyRequest,
   VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import type { EventBuffer } from "../../analytics/event-buffer.js";
 import { applyRefill } from "../../domain/credits.js";
 import { hashKey } from "../../domain/key-material.js";
 import { parseQuery, type Query, QuerySyntaxError } from "../../domain/permission-query.js";
@@ -12,12 +13,13 @@ import { rootPermissionsAllow, rootPermissionsMayAllow } from "../../domain/root
 import { statusVerdict, type VerifyCode } from "../../domain/verification.js";
 import { errors } from "../../errors/service-error.js";
 import { counterName, type LimitCheck, type LimitDecision } from "../../ratelimit/limiter.js";
-import type { PooledResult, SpendResult } from "../../storage/credit-spender.js";
+import type { CreditSpending, PooledResult, SpendResult } from "../../storage/credit-spender.js";
 import { identityCredits, type KeyRecordRow } from "../../storage/queries/key-records.js";
 import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
 import { recordEntry, verificationRecord } from "./verification-record.js";
+import { verifyOnce } from "./verify-once.js";
 import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
 import { verifyScope } from "./verify-scope.js";
 
@@ -58,6 +60,34 @@ export async function verifyKey(
   const cached = deps.caches.keys.get(entry);
   const record =
     cached !== undefined ? cached : await verificationRecord(deps, scope, req.key, plain, entry);
+  // With an idempotency key the rest runs once per key, inside the transaction claiming it.
+  if (req.idempotencyKey !== undefined) {
+    const run = (d: VerifyDeps) => decide(d, call, req, query, record, entry);
+    return verifyOnce(deps, call, req, req.idempotencyKey, run);
+  }
+  return decide(deps, call, req, query, record, entry);
+}
+
+/**
+ * What steps 4 to 7 use: the server's own (`Deps`), or, for a verification with an
+ * idempotency key, credits spent in the claiming transaction, events kept until it commits
+ * and a limiter that knows the tokens to give back if it fails.
+ */
+export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
+  credits: CreditSpending;
+  events: Pick<EventBuffer, "record">;
+};
+
+/** Steps 4 (the verdict on the key found) to 7, and the answer. */
+async function decide(
+  deps: VerifyDeps,
+  call: Call,
+  req: VerifyKeyRequest,
+  query: Query | undefined,
+  record: KeyRecordRow | null,
+  entry: string,
+): Promise<Answer> {
+  const principal = call.principal;
   if (!record || !visibleTo(principal, record)) {
     return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
   }
@@ -103,7 +133,7 @@ function visibleTo(principal: Principal | undefined, record: KeyRecordRow): bool
 
 /** A verification that passed every check before its credits, and what it took for them. */
 interface Spend {
-  deps: Deps;
+  deps: VerifyDeps;
   call: Call;
   req: VerifyKeyRequest;
   record: KeyRecordRow;
@@ -217,7 +247,7 @@ async function givingBackOnFailure<T>(v: Spend, spend: () => Promise<T>): Promis
  * because the limiter's backend was unreachable (failure mode open) took none.
  */
 function giveBack(
-  deps: Deps,
+  deps: VerifyDeps,
   decision: LimitDecision,
   checks: readonly LimitCheck[],
   now: number,
@@ -303,7 +333,7 @@ function unknownLimit(name: string, r: KeyRecordRow): string {
 
 /** What a verification answers and records. */
 interface Outcome {
-  deps: Deps;
+  deps: VerifyDeps;
   call: Call;
   req: VerifyKeyRequest;
   /** The key; null when it is not found, or not one the caller may see. */

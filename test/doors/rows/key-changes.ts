@@ -49,6 +49,22 @@ export const KEY_UPDATE_ROWS: Row[] = [
   refused("keys.updateCredits", "an unknown key", 404, CODES.keyNotFound, async () => ({
     body: { keyId: "key_unknown", operation: "increment", value: 1 },
   })),
+  refused(
+    "keys.updateCredits",
+    "an idempotencyKey used before with another body",
+    409,
+    "err:svc:data:idempotency_key_reused",
+    async (g) => {
+      const { keyId } = await fullKey(g);
+      await g.call("keys.updateCredits", {
+        keyId,
+        operation: "increment",
+        value: 1,
+        idempotencyKey: "k",
+      });
+      return { body: { keyId, operation: "increment", value: 2, idempotencyKey: "k" } };
+    },
+  ),
 
   ok("keys.deleteKey", "deletes a key for good", async (g) => ({
     body: { keyId: (await plainKey(g)).keyId, permanent: true },

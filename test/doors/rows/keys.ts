@@ -118,6 +118,26 @@ export const KEY_READING_ROWS: Row[] = [
     return { body: { key, permissions: "admin" } };
   }),
   ok("keys.verifyKey", "an unknown key", async () => ({ body: { key: "cf_unknownKey" } })),
+  ok("keys.verifyKey", "a repeat of an idempotencyKey answers the first call", async (g) => {
+    const { key } = await g.key(await g.api(), { credits: { remaining: 10 } });
+    const body = { key, credits: { cost: 2 }, idempotencyKey: "order-1" };
+    await g.call("keys.verifyKey", body);
+    return { body };
+  }),
+  refused(
+    "keys.verifyKey",
+    "an idempotencyKey used before with another body",
+    409,
+    "err:svc:data:idempotency_key_reused",
+    async (g) => {
+      const { key } = await g.key(await g.api(), { credits: { remaining: 10 } });
+      await g.call("keys.verifyKey", { key, idempotencyKey: "order-1" });
+      return { body: { key, credits: { cost: 3 }, idempotencyKey: "order-1" } };
+    },
+  ),
+  invalid("keys.verifyKey", "an empty idempotencyKey", ["/idempotencyKey"], async (g) => ({
+    body: { key: (await plainKey(g)).key, idempotencyKey: "" },
+  })),
   refused(
     "keys.verifyKey",
     "a permissions query that does not parse",

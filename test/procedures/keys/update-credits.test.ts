@@ -2,7 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CreditsSchema, RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
 import { CreditsOperation } from "../../../gen/latchkey/v2/keys_pb.js";
-import { useServer } from "../../harness/server.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../../../src/domain/idempotency.js";
+import { currentEngine } from "../../harness/engine.js";
+import { DOORS, useServer } from "../../harness/server.js";
 import { refusal } from "../../harness/typed.js";
 import { issueKey } from "./issue-key.js";
 
@@ -82,6 +84,96 @@ describe("keys.updateCredits", () => {
       expect((await s.call("json", "keys.updateCredits", body)).status).toBe(200);
       expect(await creditsOf(keyId)).toBeUndefined();
     });
+  });
+
+  describe("with an idempotencyKey", () => {
+    let n = 0;
+    const idem = () => `credits-${++n}-${Date.now()}`;
+    const auditCount = async (keyId: string) =>
+      (
+        await s.db.query<{ n: number }>(
+          "select count(*)::int as n from audit_logs where resource_id = $1 and event = 'key.update'",
+          [keyId],
+        )
+      )[0]?.n;
+
+    it("makes the change once: a repeat answers the first credits and changes nothing", async () => {
+      const { keyId } = await issueKey(s, { credits: { remaining: 10n } });
+      const idempotencyKey = idem();
+      const body = { keyId, operation: INCREMENT, value: 5n, idempotencyKey };
+      const first = await s.api.keys.updateCredits(body);
+      expect(first.data?.remaining).toBe(15n);
+      await s.api.keys.updateCredits({ keyId, operation: DECREMENT, value: 1n });
+      const again = await s.api.keys.updateCredits(body);
+      // The first call's answer, not the balance now (14).
+      expect(again.data).toEqual(first.data);
+      expect((await creditsOf(keyId))?.remaining).toBe(14n);
+      expect(await auditCount(keyId)).toBe(2);
+    });
+
+    it("answers a repeat with another body with 409, changing nothing", async () => {
+      const { keyId } = await issueKey(s, { credits: { remaining: 10n } });
+      const idempotencyKey = idem();
+      await s.api.keys.updateCredits({ keyId, operation: INCREMENT, value: 5n, idempotencyKey });
+      const { key } = await s.seed.key({ credits: { remaining: 1 } });
+      const before = await s.snapshot();
+      for (const body of [
+        { keyId, operation: INCREMENT, value: 6n, idempotencyKey },
+        { keyId, operation: DECREMENT, value: 5n, idempotencyKey },
+      ]) {
+        const r = await refusal(s.api.keys.updateCredits(body));
+        expect(r).toMatchObject({ status: 409, errorCode: "err:svc:data:idempotency_key_reused" });
+      }
+      // The key is one namespace per workspace: a verification's body is another body too.
+      const verify = await refusal(s.api.keys.verifyKey({ key, idempotencyKey }));
+      expect(verify.status).toBe(409);
+      expect(await s.changesSince(before)).toEqual({});
+    });
+
+    it("leaves no record when the change is refused, so a repeat is carried out", async () => {
+      const { keyId } = await issueKey(s);
+      const idempotencyKey = idem();
+      const unlimited = { keyId, operation: INCREMENT, value: 1n, idempotencyKey };
+      expect((await refusal(s.api.keys.updateCredits(unlimited))).status).toBe(400);
+      await s.api.keys.updateCredits({ keyId, operation: SET, value: 3n });
+      expect((await s.api.keys.updateCredits(unlimited)).data?.remaining).toBe(4n);
+    });
+
+    it("answers 400 for an empty key or one over 255 characters, on every door", async () => {
+      const { keyId } = await issueKey(s, { credits: { remaining: 10n } });
+      for (const door of DOORS) {
+        for (const idempotencyKey of ["", "k".repeat(256)]) {
+          const body = { keyId, operation: "increment", value: 1, idempotencyKey };
+          const res = await s.call(door, "keys.updateCredits", body);
+          expect(res.status, door).toBe(400);
+          expect(res.error?.errors?.map((e) => e.location)).toEqual(["/idempotencyKey"]);
+        }
+      }
+      expect((await creditsOf(keyId))?.remaining).toBe(10n);
+    });
+
+    it("forgets a key after 24 hours", async () => {
+      const { keyId } = await issueKey(s, { credits: { remaining: 10n } });
+      const body = { keyId, operation: INCREMENT, value: 1n, idempotencyKey: idem() };
+      await s.api.keys.updateCredits(body);
+      s.clock.advance(IDEMPOTENCY_WINDOW_MS - 1);
+      expect((await s.api.keys.updateCredits(body)).data?.remaining).toBe(11n);
+      s.clock.advance(1);
+      expect((await s.api.keys.updateCredits(body)).data?.remaining).toBe(12n);
+    });
+
+    it.skipIf(currentEngine() !== "postgres")(
+      "changes once for 30 concurrent calls with one key",
+      async () => {
+        const { keyId } = await issueKey(s, { credits: { remaining: 0n } });
+        const body = { keyId, operation: INCREMENT, value: 7n, idempotencyKey: idem() };
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, () => s.api.keys.updateCredits(body)),
+        );
+        expect(answers.map((a) => a.data?.remaining)).toEqual(answers.map(() => 7n));
+        expect((await creditsOf(keyId))?.remaining).toBe(7n);
+      },
+    );
   });
 
   describe("invalidations of the keys that spend a balance", () => {

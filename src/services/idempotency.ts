@@ -1,0 +1,57 @@
+import {
+  create,
+  type DescMessage,
+  fromJsonString,
+  type MessageInitShape,
+  type MessageShape,
+  toJsonString,
+} from "@bufbuild/protobuf";
+import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
+import { errors } from "../errors/service-error.js";
+import type { Queryable } from "../storage/db.js";
+import { idempotencyClaim, idempotencyStore } from "../storage/queries/idempotency.js";
+
+/** A request's idempotency key in its workspace, with the hash of what the request asks. */
+export interface IdempotentRequest {
+  workspaceId: string;
+  key: string;
+  /** `idempotencyHash` of the request. */
+  requestHash: string;
+}
+
+/**
+ * Claims the key inside `tx`, the transaction that will also make the request's changes:
+ * undefined when this request is the first in the window (run it, then `keepAnswer` in the same
+ * transaction), else the first request's answer data, decoded with `schema`. A repeat asking
+ * something else is refused with 409; nothing of it runs.
+ */
+export async function claimOrReplay<Desc extends DescMessage>(
+  tx: Queryable,
+  r: IdempotentRequest,
+  now: number,
+  schema: Desc,
+): Promise<MessageShape<Desc> | undefined> {
+  const prior = await idempotencyClaim(tx, {
+    workspaceId: r.workspaceId,
+    key: r.key,
+    requestHash: r.requestHash,
+    now,
+    expiredAt: now - IDEMPOTENCY_WINDOW_MS,
+  });
+  if (prior === undefined) return undefined;
+  if (prior.requestHash !== r.requestHash) throw errors.idempotencyKeyReused();
+  // A committed record always has its answer: the claiming transaction writes it first.
+  if (prior.answer === null)
+    throw errors.unexpected(new Error("a committed idempotency record has no answer"));
+  return fromJsonString(schema, prior.answer);
+}
+
+/** Stores the answer data of the request that claimed the key, in the claiming transaction. */
+export function keepAnswer<Desc extends DescMessage>(
+  tx: Queryable,
+  r: IdempotentRequest,
+  schema: Desc,
+  data: MessageInitShape<Desc>,
+): Promise<void> {
+  return idempotencyStore(tx, r.workspaceId, r.key, toJsonString(schema, create(schema, data)));
+}

@@ -1,0 +1,103 @@
+import type { Queryable } from "../db.js";
+
+/** A request's idempotency key and where and when it is claimed. */
+export interface IdempotencyClaim {
+  workspaceId: string;
+  key: string;
+  /** SHA-256 (hex) of what the request asks, without the key itself. */
+  requestHash: string;
+  /** Unix ms of the claim. */
+  now: number;
+  /** Records created at or before this instant (Unix ms) count as absent. */
+  expiredAt: number;
+}
+
+/** A record that was there when a claim was tried: what the first request was and answered. */
+export interface IdempotencyPrior {
+  requestHash: string;
+  /** The first request's answer (protobuf JSON), null only before that request committed. */
+  answer: string | null;
+}
+
+/**
+ * Claims an idempotency key inside the caller's transaction: undefined when this transaction
+ * now holds it (a new record, or an expired one taken over), else the live record. On
+ * PostgreSQL a second claimer of the same key waits on the primary key until the first
+ * transaction ends: if it committed, the conflict hands over its record; if it rolled back,
+ * the insert goes through and the second claimer runs the request itself. The conflict's
+ * update applies only to an expired record, but locks a live one too, so repeats of one key
+ * read its record one after the other (they are short).
+ */
+export async function idempotencyClaim(
+  tx: Queryable,
+  c: IdempotencyClaim,
+): Promise<IdempotencyPrior | undefined> {
+  const claimed = await tx.query(
+    `insert into idempotency_records as r
+       (workspace_id, idempotency_key, request_hash, answer, created_at)
+     values ($1, $2, $3, null, $4)
+     on conflict (workspace_id, idempotency_key) do update
+       set request_hash = excluded.request_hash, answer = null, created_at = excluded.created_at
+       where r.created_at <= $5
+     returning 1`,
+    [c.workspaceId, c.key, c.requestHash, c.now, c.expiredAt],
+  );
+  if (claimed.length > 0) return undefined;
+  const rows = await tx.query<IdempotencyPrior>(
+    `select request_hash as "requestHash", answer
+     from idempotency_records
+     where workspace_id = $1
+       and idempotency_key = $2`,
+    [c.workspaceId, c.key],
+  );
+  const prior = rows[0];
+  if (!prior) throw new Error("an idempotency record that conflicted is missing");
+  return prior;
+}
+
+/** Stores the answer of the request that claimed the key, before its transaction commits. */
+export async function idempotencyStore(
+  tx: Queryable,
+  workspaceId: string,
+  key: string,
+  answer: string,
+): Promise<void> {
+  await tx.query(
+    `update idempotency_records
+     set answer = $3
+     where workspace_id = $1
+       and idempotency_key = $2`,
+    [workspaceId, key, answer],
+  );
+}
+
+/**
+ * Deletes at most `limit` records created at or before `expiredAt`, oldest first (through the
+ * created_at index), and says how many went: one bounded statement, so a pass never holds
+ * locks on, or scans, an unbounded number of rows.
+ */
+export async function idempotencyDeleteExpired(
+  q: Queryable,
+  expiredAt: number,
+  limit: number,
+): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `with old as (
+       select workspace_id, idempotency_key
+       from idempotency_records
+       where created_at <= $1
+       order by created_at
+       limit $2
+     ),
+     gone as (
+       delete from idempotency_records r
+       using old
+       where r.workspace_id = old.workspace_id
+         and r.idempotency_key = old.idempotency_key
+       returning 1
+     )
+     select count(*)::int as n from gone`,
+    [expiredAt, limit],
+  );
+  return rows[0]?.n ?? 0;
+}
