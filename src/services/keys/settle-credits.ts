@@ -46,6 +46,14 @@ export async function settleCredits(
       expired,
       change.now,
     );
+    // A settlement changes the key's credits the way updateCredits does, so it is audited as
+    // one (the verification that made the reservation is an event, not an audit record).
+    change.audit({
+      event: "key.update",
+      resourceType: "key",
+      resourceId: r.keyId,
+      description: `Settled reservation ${r.id} of key ${r.keyId}: used ${s.used} of ${r.amount}, refunded ${s.refunded}, shortfall ${s.shortfall}${expired ? " (expired)" : ""}.`,
+    });
     if (s.refunded > 0 || s.used > r.amount) {
       // Answers that spend nothing report cached balances: drop the ones this moved.
       const hash = await reservationKeyHash(tx, r.keyId);
