@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { VerifyKeyCode } from "../../../../gen/latchkey/v2/keys_pb.js";
+import { newId } from "../../../../src/domain/ids.js";
 import {
   SETTLED_KEPT_MS,
   SWEEP_BATCH,
   sweepReservations,
 } from "../../../../src/services/keys/reservation-sweep.js";
+import { reservationInsert } from "../../../../src/storage/queries/reservations.js";
 import { currentEngine } from "../../../harness/engine.js";
 import { useServer } from "../../../harness/server.js";
 import { verifyWith } from "../verify-key/calls.js";
@@ -52,7 +54,22 @@ describe("the reservation sweep", () => {
   });
 
   it("settles at most one batch per pass, and deletes settlements a day old", async () => {
-    const { ids } = await reserveMany(SWEEP_BATCH + 5);
+    // More than a pass takes, stored as a verification stores them (one by one would be slow).
+    const k = await s.seed.key({ credits: { remaining: 10 } });
+    const ids = Array.from({ length: SWEEP_BATCH + 5 }, () => newId("res"));
+    for (const id of ids) {
+      await reservationInsert(s.db, {
+        id,
+        workspaceId: s.workspaceId,
+        apiId: k.apiId,
+        keyId: k.keyId,
+        keyCharged: true,
+        identityId: null,
+        amount: 1,
+        createdAt: s.clock.now(),
+        expiresAt: s.clock.now() + 1_000,
+      });
+    }
     s.clock.advance(1_000);
     // The server's timer may run passes too: together they settle each row once.
     while ((await unsettled(ids)) !== 0) {
