@@ -500,6 +500,7 @@ describe("bodies that are not JSON", () => {
         roleId: "role_x",
         externalId: "user_x",
         namespace: "fz.ns",
+        reservationId: "res_x",
       });
       const text = JSON.stringify(placeholder);
       const truncated = [1, Math.floor(text.length / 2), text.length - 1]

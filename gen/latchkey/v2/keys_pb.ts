@@ -695,7 +695,8 @@ export type SettleCreditsResponseData = Message<"latchkey.v2.SettleCreditsRespon
   shortfall: bigint;
 
   /**
-   * The key's balance after the settlement; absent for a key without a credit limit.
+   * The key's balance after the settlement; absent when the reservation did not draw on it
+   * (a key without a credit limit).
    *
    * @generated from field: optional int64 remaining = 6;
    */
