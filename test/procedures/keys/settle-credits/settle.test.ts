@@ -158,6 +158,22 @@ describe("keys.settleCredits", () => {
     expect(await poolOf(externalId)).toBe(5n);
   });
 
+  it("gives back to the key a reroll moved the balance to", async () => {
+    const r = await reserved(100n, 30n);
+    const { data } = await s.api.keys.rerollKey({ keyId: r.keyId, expiration: 60_000n });
+    const successor = data?.keyId as string;
+    expect(await settle(r.reservationId, 10n)).toMatchObject({ refunded: 20n, remaining: 90n });
+    expect(await balanceOf(successor)).toBe(90n);
+  });
+
+  it("needs used on the /v2 door, where an omitted number can be told from 0", async () => {
+    const r = await reserved(10n, 5n);
+    const res = await s.call("json", "keys.settleCredits", { reservationId: r.reservationId });
+    expect(res.status).toBe(400);
+    expect(res.error?.errors?.map((e: { location: string }) => e.location)).toEqual(["/used"]);
+    expect(await balanceOf(r.keyId)).toBe(5n);
+  });
+
   it("answers an unknown reservation, or another workspace's, with 404", async () => {
     const unknown = await refusal(
       s.api.keys.settleCredits({ reservationId: "res_0000000000000000", used: 1n }),
