@@ -34,6 +34,7 @@ import { createPages } from "./server/pages.js";
 import { createRouter } from "./server/router.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
+import { scheduleReservationSweep } from "./services/keys/reservation-sweep.js";
 import { WorkspaceSlots } from "./services/workspace-slots.js";
 import { openDatabaseWhenUp } from "./startup/database.js";
 import { rootKeyDestination, rootKeyKeeper } from "./startup/first-root-key.js";
@@ -214,6 +215,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await bus.start(db);
     events.start();
     const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);
+    const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
 
     const readiness = new Readiness(
       [
@@ -307,6 +309,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           ]);
           shutdown.abort(new Error("server stopped"));
           retention.stop();
+          await reservationSweep.stop();
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();

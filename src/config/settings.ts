@@ -274,6 +274,10 @@ export const SETTINGS = {
     integer("EVENT_RETENTION_DAYS", 90, 1, 3650, "days analytics is kept"),
     "analytics older than this is removed from raw tables and rollups (checked hourly)",
   ),
+  reservationTtlS: documented(
+    integer("RESERVATION_TTL_S", 900, 1, 2_592_000, "seconds a credit reservation is held"),
+    "seconds a credit reservation made by `keys.verifyKey` with `credits.reserve` is held; one not settled by then is settled in full (the amount reserved is kept) by a sweep that runs on every process",
+  ),
   analyticsTimeoutMs: documented(
     integer("ANALYTICS_TIMEOUT_MS", 5_000, 100, 300_000, "longest an analytics query may run"),
     "longest an `analytics.getVerifications` query may run (both engines; on the embedded one the query is cancelled by restarting the database thread)",

@@ -13,7 +13,8 @@ export type IdPrefix =
   | "ws"
   | "req"
   | "rk"
-  | "node";
+  | "node"
+  | "res";
 
 /** Random part length: 16 characters of 62 give about 95 bits, so collisions are not a concern. */
 const ID_RANDOM_LENGTH = 16;

@@ -78,6 +78,7 @@ export const catalog = {
   migrationNotFound: entry("data", "migration_not_found", 404, Code.NotFound),
   workspaceNotFound: entry("data", "workspace_not_found", 404, Code.NotFound),
   auditLogNotFound: entry("data", "audit_log_not_found", 404, Code.NotFound),
+  reservationNotFound: entry("data", "reservation_not_found", 404, Code.NotFound),
   identityAlreadyExists: entry("data", "identity_already_exists", 409, Code.AlreadyExists),
   roleAlreadyExists: entry("data", "role_already_exists", 409, Code.AlreadyExists),
   permissionAlreadyExists: entry("data", "permission_already_exists", 409, Code.AlreadyExists),

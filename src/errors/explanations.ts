@@ -121,6 +121,11 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
     meaning: "A permission with this slug already exists in the workspace.",
     fix: "Use the existing permission or pick another slug.",
   },
+  "data/reservation_not_found": {
+    meaning:
+      "No credit reservation with this id exists in the root key's workspace (it was never made, belongs to another workspace, or was removed a day after it was settled).",
+    fix: "Settle the reservationId that keys.verifyKey answered when it was called with credits.reserve, with a root key of the same workspace.",
+  },
   "data/idempotency_key_reused": {
     meaning:
       "This idempotencyKey was used in the workspace within the last 24 hours for a request with another body; the first request's outcome stands and this one was not carried out.",

@@ -128,6 +128,12 @@ export const errors = {
       "This idempotencyKey was already used in this workspace within 24 hours with another request body; repeat the first request's body exactly, or use a new idempotencyKey.",
     );
   },
+  reservationNotFound(): ServiceError {
+    return new ServiceError(
+      catalog.reservationNotFound,
+      "The specified credit reservation was not found.",
+    );
+  },
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },

@@ -117,6 +117,9 @@ function checkExactlyOne(
 ): void {
   const present = group.filter((f) => isPresent(message, f));
   const names = group.map((f) => f.jsonName);
+  // Binary protobuf cannot tell an implicit number sent as 0 from one left out: with no other
+  // member given, such a member counts as given, as a required one does (`cost` 0 over gRPC).
+  if (present.length === 0 && group.some((f) => satisfiesRequired(message, f))) return;
   if (present.length === 0) {
     out.push({
       location: `${pointer}/${names[0]}`,

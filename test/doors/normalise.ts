@@ -8,7 +8,7 @@ import type { CallResult } from "../harness/doors.js";
 // exactly when they say the same thing about the same objects.
 
 /** Every id prefix Latchkey hands out (src/domain/ids.ts), followed by the 16-character random part. */
-const ID = /\b(api|key|id|perm|role|rl|rlns|rlor|ws|req|rk)_[A-Za-z0-9]{16}\b/g;
+const ID = /\b(api|key|id|perm|role|rl|rlns|rlor|ws|req|rk|res)_[A-Za-z0-9]{16}\b/g;
 /** The keys of the conformance setups all carry this prefix, so a secret is recognisable. */
 export const KEY_PREFIX = "cf";
 /** A secret (`cf_` and base58) or its displayable start (`cf_` and four characters). */

@@ -206,6 +206,7 @@ interface Fixture {
   roleId: string;
   externalId: string;
   namespace: string;
+  reservationId: string;
 }
 
 let n = 0;
@@ -240,7 +241,9 @@ async function fixture(): Promise<Fixture> {
   // A namespace is created by its first limit call.
   await ok("ratelimit.limit", { namespace, identifier: "seed", limit: 1, duration: 1000, cost: 0 });
   await ok("ratelimit.setOverride", { namespace, identifier: "vip", limit: 5, duration: 60_000 });
-  return { ...k, slug, role, roleId, externalId, namespace };
+  const reserved = await ok("keys.verifyKey", { key: k.key, credits: { reserve: 2 } });
+  const reservationId = reserved.data.reservationId as string;
+  return { ...k, slug, role, roleId, externalId, namespace, reservationId };
 }
 
 const sha256 = () => createHash("sha256").update(randomBytes(16)).digest("base64");
@@ -288,6 +291,7 @@ const EXAMPLES: Record<string, (f: Fixture) => Body> = {
     permissions: [f.slug],
   }),
   "keys.updateCredits": (f) => ({ keyId: f.keyId, operation: "increment", value: 5 }),
+  "keys.settleCredits": (f) => ({ reservationId: f.reservationId, used: 1 }),
   "keys.deleteKey": (f) => ({ keyId: f.keyId, permanent: false }),
   "keys.rerollKey": (f) => ({ keyId: f.keyId, expiration: 60_000 }),
   "keys.migrateKeys": (f) => ({
@@ -496,6 +500,7 @@ describe("bodies that are not JSON", () => {
         roleId: "role_x",
         externalId: "user_x",
         namespace: "fz.ns",
+        reservationId: "res_x",
       });
       const text = JSON.stringify(placeholder);
       const truncated = [1, Math.floor(text.length / 2), text.length - 1]

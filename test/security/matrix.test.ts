@@ -29,6 +29,8 @@ interface World {
   namespace: string;
   identifier: string;
   overrideId: string;
+  /** A reservation of the key's credits, made by verifyKey with credits.reserve. */
+  reservationId: string;
 }
 
 async function ok(rootKey: string, procedure: string, body: Body): Promise<CallResult> {
@@ -91,8 +93,13 @@ async function world(workspaceId: string, rootKey: string, tag: string): Promise
     "select id from ratelimit_namespaces where workspace_id = $1 and name = $2",
     [workspaceId, w.namespace],
   );
+  const reservation = await ok(rootKey, "keys.verifyKey", {
+    key: key.data.key,
+    credits: { reserve: 1 },
+  });
   return {
     ...w,
+    reservationId: reservation.data.reservationId,
     apiId,
     keyId: key.data.keyId,
     key: key.data.key,
@@ -178,6 +185,10 @@ const TABLE: Record<string, Row> = {
   "keys.updateCredits": {
     own: (d) => ({ keyId: d.keyId, operation: "set", value: 5 }),
     foreign: [["its key", (f) => ({ keyId: f.keyId, operation: "set", value: 5 }), notFound]],
+  },
+  "keys.settleCredits": {
+    own: (d) => ({ reservationId: d.reservationId, used: 0 }),
+    foreign: [["its reservation", (f) => ({ reservationId: f.reservationId, used: 0 }), notFound]],
   },
   "keys.deleteKey": {
     own: (d) => ({ keyId: d.keyId }),

@@ -24,6 +24,7 @@ interface World {
   namespace: string;
   namespaceId: string;
   identifier: string;
+  reservationId: string;
 }
 
 interface Row {
@@ -53,6 +54,10 @@ const TABLE: Record<string, Row> = {
   "keys.updateCredits": {
     needs: [key],
     body: (w) => ({ keyId: w.keyId, operation: "set", value: 5 }),
+  },
+  "keys.settleCredits": {
+    needs: ["api.{apiId}.verify_key"],
+    body: (w) => ({ reservationId: w.reservationId, used: 0 }),
   },
   "keys.deleteKey": { needs: ["api.{apiId}.delete_key"], body: (w) => ({ keyId: w.keyId }) },
   "keys.rerollKey": {
@@ -229,7 +234,12 @@ beforeAll(async () => {
   await ok("permissions.createPermission", { name: slug, slug });
   const role = await ok("permissions.createRole", { name: `pc_${randomString(8)}` });
   const identity = await ok("identities.createIdentity", { externalId: `pc_${randomString(8)}` });
-  const created = await ok("keys.createKey", { apiId, permissions: [slug] });
+  const created = await ok("keys.createKey", {
+    apiId,
+    permissions: [slug],
+    credits: { remaining: 100 },
+  });
+  const reserved = await ok("keys.verifyKey", { key: created.key, credits: { reserve: 1 } });
   await ok("ratelimit.limit", { namespace, identifier: "u", limit: 10, duration: 60_000 });
   await ok("ratelimit.setOverride", { namespace, identifier: "vip", limit: 5, duration: 60_000 });
   const ns = await s.db.query<{ id: string }>(
@@ -246,6 +256,7 @@ beforeAll(async () => {
     namespace,
     namespaceId: ns[0]?.id as string,
     identifier: "vip",
+    reservationId: reserved.reservationId,
   };
 });
 

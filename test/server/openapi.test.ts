@@ -111,6 +111,7 @@ const SESSION = [
   "identities.updateIdentity",
   "keys.createKey",
   "keys.verifyKey",
+  "keys.settleCredits",
   "keys.whoami",
   "keys.getKey",
   "apis.listKeys",

@@ -31,4 +31,5 @@ export const IDS = {
   overrideId: "rlor_6hJ8kL0zX2cV4bN6",
   key: "wx_3ZtKq8fV2mLpR9xBn4cJ7d",
   rerolledKey: "wx_8HsW2kPz5QnLt3VcX9mRbf",
+  reservationId: "res_4Nq8Lm2Xc6Vb0Zt3",
 } as const;

@@ -47,14 +47,15 @@ export const VERIFIED = {
   name: KEY.name,
   meta: KEY.meta,
   expires: KEY.expires,
-  credits: 999,
+  credits: 990,
   enabled: true,
   permissions: KEY.permissions,
   identity: {
     id: IDENTITY.id,
     externalId: IDENTITY.externalId,
     meta: IDENTITY.meta,
-    credits: { remaining: 49999 },
+    credits: { remaining: 49990 },
   },
   ratelimits: [{ ...KEY_RATELIMIT, remaining: 99, reset: 1795861720000, exceeded: false }],
+  reservationId: IDS.reservationId,
 };

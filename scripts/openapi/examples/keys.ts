@@ -24,9 +24,24 @@ export const KEY_EXAMPLES: Examples = {
       key: IDS.key,
       permissions: "forecast.read",
       tags: ["path=/v1/forecast"],
-      credits: { cost: 1 },
+      credits: { reserve: 10 },
     },
     response: { data: VERIFIED },
+  },
+  "keys.settleCredits": {
+    request: { reservationId: IDS.reservationId, used: 7 },
+    response: {
+      data: {
+        reservationId: IDS.reservationId,
+        reserved: 10,
+        used: 7,
+        refunded: 3,
+        shortfall: 0,
+        remaining: 993,
+        identityRemaining: 49993,
+        expired: false,
+      },
+    },
   },
   "keys.whoami": {
     request: { key: IDS.key },

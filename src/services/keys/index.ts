@@ -12,6 +12,7 @@ import { removeRoles } from "./remove-roles.js";
 import { rerollKey } from "./reroll-key.js";
 import { setPermissions } from "./set-permissions.js";
 import { setRoles } from "./set-roles.js";
+import { settleCredits } from "./settle-credits.js";
 import { updateCredits } from "./update-credits.js";
 import { updateKey } from "./update-key.js";
 import { verifyKey } from "./verify-key.js";
@@ -26,6 +27,7 @@ export function keysService(deps: Deps): ServiceImpl<typeof KeysService> {
     whoami: (req, ctx) => whoami(deps, req, ctx),
     updateKey: (req, ctx) => updateKey(deps, req, ctx),
     updateCredits: (req, ctx) => updateCredits(deps, req, ctx),
+    settleCredits: (req, ctx) => settleCredits(deps, req, ctx),
     deleteKey: (req, ctx) => deleteKey(deps, req, ctx),
     rerollKey: (req, ctx) => rerollKey(deps, req, ctx),
     migrateKeys: (req, ctx) => migrateKeys(deps, req, ctx),

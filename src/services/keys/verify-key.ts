@@ -15,11 +15,12 @@ import { errors } from "../../errors/service-error.js";
 import { counterName, type LimitCheck, type LimitDecision } from "../../ratelimit/limiter.js";
 import type { CreditSpending, PooledResult, SpendResult } from "../../storage/credit-spender.js";
 import { identityCredits, type KeyRecordRow } from "../../storage/queries/key-records.js";
+import type { NewReservation } from "../../storage/queries/reservations.js";
 import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
 import { recordEntry, verificationRecord } from "./verification-record.js";
-import { verifyOnce } from "./verify-once.js";
+import { verifyInTransaction, verifyOnce } from "./verify-once.js";
 import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
 import { verifyScope } from "./verify-scope.js";
 
@@ -65,6 +66,10 @@ export async function verifyKey(
     const run = (d: VerifyDeps) => decide(d, call, req, query, record, entry);
     return verifyOnce(deps, call, req, req.idempotencyKey, run);
   }
+  // A reservation is stored in the transaction that charges it, never one without the other.
+  if (req.credits?.reserve !== undefined) {
+    return verifyInTransaction(deps, (_tx, d) => decide(d, call, req, query, record, entry));
+  }
   return decide(deps, call, req, query, record, entry);
 }
 
@@ -76,7 +81,14 @@ export async function verifyKey(
 export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
   credits: CreditSpending;
   events: Pick<EventBuffer, "record">;
+  /** Stores reservations, in the transaction the credits are spent in (none outside one). */
+  reservations?: Reserving;
 };
+
+/** Stores a reservation of credits a verification has just charged; answers its id. */
+export interface Reserving {
+  hold(r: Omit<NewReservation, "id" | "createdAt" | "expiresAt">): Promise<string>;
+}
 
 /** Steps 4 (the verdict on the key found) to 7, and the answer. */
 async function decide(
@@ -113,10 +125,14 @@ async function decide(
   }
   // 7. Credits: one conditional decrement, committed before we answer; refused → tokens back.
   // On gRPC and Connect a `credits` without `cost` reads as cost 0 (proto3; see docs/keys.md).
-  const cost = req.credits ? Number(req.credits.cost) : 1;
+  // A reservation is charged like a cost of its amount, and remembered for the settlement.
+  const reserve = req.credits?.reserve;
+  const cost = reserve !== undefined ? Number(reserve) : req.credits ? Number(req.credits.cost) : 1;
   // A record showing no pool and no key credits was invalidated by any change that set one.
   if ((balance === null && pool === null) || cost === 0) {
-    return answer({ deps, call, req, record, code: "VALID", balance, pool, limits });
+    // An unlimited key still gets a reservation (holding nothing), so callers settle alike.
+    const held = await hold(deps, req, record, cost, { keyCharged: false, identityId: null });
+    return answer({ deps, call, req, record, code: "VALID", balance, pool, limits, ...held });
   }
   const spend = { deps, call, req, record, entry, cost, decision, checks, limits, now };
   return pool === null ? spendCredits(spend) : spendFromPool(spend);
@@ -153,8 +169,9 @@ async function spendCredits(v: Spend): Promise<Answer> {
     deps.credits.spend(record.id, v.cost, record.creditsKeyId),
   );
   switch (spent.status) {
-    case "spent":
+    case "spent": {
       keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
+      const held = await hold(deps, req, record, v.cost, { keyCharged: true, identityId: null });
       return answer({
         deps,
         call,
@@ -164,9 +181,13 @@ async function spendCredits(v: Spend): Promise<Answer> {
         balance: spent.remaining,
         limits,
         spentCredits: v.cost,
+        ...held,
       });
-    case "unlimited":
-      return answer({ deps, call, req, record, code: "VALID", balance: null, limits });
+    }
+    case "unlimited": {
+      const held = await hold(deps, req, record, v.cost, { keyCharged: false, identityId: null });
+      return answer({ deps, call, req, record, code: "VALID", balance: null, limits, ...held });
+    }
     case "insufficient":
       keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
       return refusedSpend(v, { balance: spent.remaining });
@@ -207,7 +228,12 @@ async function spendFromPool(v: Spend): Promise<Answer> {
   if (spent.status === "spent") {
     // Both balances may have become unlimited since the record was read: nothing was spent.
     const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
+    const held = await hold(deps, req, record, v.cost, {
+      keyCharged: spent.keyRemaining !== null,
+      identityId: spent.poolRemaining !== null ? record.identityId : null,
+    });
     return answer({
+      ...held,
       deps,
       call,
       req,
@@ -219,6 +245,31 @@ async function spendFromPool(v: Spend): Promise<Answer> {
     });
   }
   return refusedSpend(v, shown);
+}
+
+/**
+ * With `credits.reserve`, stores the reservation of the `amount` just charged from the
+ * balances `charged` names (none for an unlimited key), and answers its id for the answer.
+ */
+async function hold(
+  deps: VerifyDeps,
+  req: VerifyKeyRequest,
+  record: KeyRecordRow,
+  amount: number,
+  charged: Pick<NewReservation, "keyCharged" | "identityId">,
+): Promise<{ reservationId?: string }> {
+  if (req.credits?.reserve === undefined) return {};
+  if (deps.reservations === undefined) {
+    throw errors.unexpected(new Error("a reservation outside the transaction that charges it"));
+  }
+  const reservationId = await deps.reservations.hold({
+    workspaceId: record.workspaceId,
+    apiId: record.apiId,
+    keyId: record.id,
+    amount,
+    ...charged,
+  });
+  return { reservationId };
 }
 
 /** The limits as they are after their tokens went back (unchanged when none were taken). */
@@ -347,6 +398,8 @@ interface Outcome {
   limits?: LimitResult[];
   /** Credits this verification took; none unless given. */
   spentCredits?: number;
+  /** The reservation a VALID verification with `credits.reserve` made. */
+  reservationId?: string;
 }
 
 /**
@@ -362,6 +415,7 @@ function answer(o: Outcome): Answer {
     record === null
       ? notFoundData()
       : keyData(record, code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
+  if (o.reservationId !== undefined) data.reservationId = o.reservationId;
   const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
   if (workspaceId === undefined) {
     deps.metrics.unattributed(code);

@@ -66,6 +66,27 @@ export const KEY_UPDATE_ROWS: Row[] = [
     },
   ),
 
+  ok("keys.settleCredits", "gives back what a reservation did not use", async (g) => {
+    const { key } = await fullKey(g);
+    const held = await g.call("keys.verifyKey", { key, credits: { reserve: 6 } });
+    return { body: { reservationId: held.reservationId, used: 2 } };
+  }),
+  ok("keys.settleCredits", "reports the extra a balance cannot cover as shortfall", async (g) => {
+    const { key } = await fullKey(g);
+    const held = await g.call("keys.verifyKey", { key, credits: { reserve: 6 } });
+    return { body: { reservationId: held.reservationId, used: 20 } };
+  }),
+  invalid("keys.settleCredits", "a malformed reservationId", ["/reservationId"], async () => ({
+    body: { reservationId: "reservation-1", used: 1 },
+  })),
+  refused(
+    "keys.settleCredits",
+    "an unknown reservation",
+    404,
+    "err:svc:data:reservation_not_found",
+    async () => ({ body: { reservationId: "res_0000000000000000", used: 1 } }),
+  ),
+
   ok("keys.deleteKey", "deletes a key for good", async (g) => ({
     body: { keyId: (await plainKey(g)).keyId, permanent: true },
   })),

@@ -113,6 +113,21 @@ export const KEY_READING_ROWS: Row[] = [
     const { key } = await g.key(await g.api(), { externalId: "spent" });
     return { body: { key, credits: { cost: 2 } } };
   }),
+  ok("keys.verifyKey", "a reservation on a key and its identity's pool", async (g) => {
+    await g.call("identities.createIdentity", { externalId: "held", credits: { remaining: 9 } });
+    const { key } = await g.key(await g.api(), { externalId: "held", credits: { remaining: 8 } });
+    return { body: { key, credits: { reserve: 5 } } };
+  }),
+  ok("keys.verifyKey", "a reservation the balance does not cover", async (g) => {
+    const { key } = await g.key(await g.api(), { credits: { remaining: 4 } });
+    return { body: { key, credits: { reserve: 5 } } };
+  }),
+  invalid("keys.verifyKey", "a reserve of 0", ["/credits/reserve"], async (g) => ({
+    body: { key: (await plainKey(g)).key, credits: { reserve: 0 } },
+  })),
+  invalid("keys.verifyKey", "a cost and a reserve together", ["/credits/reserve"], async (g) => ({
+    body: { key: (await plainKey(g)).key, credits: { cost: 1, reserve: 2 } },
+  })),
   ok("keys.verifyKey", "a key without the permission asked for", async (g) => {
     const { key } = await fullKey(g);
     return { body: { key, permissions: "admin" } };

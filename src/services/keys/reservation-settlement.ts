@@ -1,0 +1,145 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { SettleCreditsResponseDataSchema } from "../../../gen/latchkey/v2/keys_pb.js";
+import { applyRefill, type CreditState } from "../../domain/credits.js";
+import { type Settlement, settle, settledBalance } from "../../domain/reservations.js";
+import type { Queryable } from "../../storage/db.js";
+import {
+  creditsLockHolders,
+  creditsLockPool,
+  creditsWriteKey,
+  creditsWritePool,
+} from "../../storage/queries/credits.js";
+import {
+  type ReservationRow,
+  reservationKeyBalance,
+  reservationPoolBalance,
+  reservationSettle,
+  type StoredSettlement,
+} from "../../storage/queries/reservations.js";
+
+/** Moves of a balance a settlement follows before giving up (each needs a concurrent reroll). */
+const MAX_HOPS = 8;
+
+/**
+ * Settles reservation `r`, whose row the caller's transaction has locked and found unsettled:
+ * charges `used` in all (the rule of `settle`), writes the balances it moved and stores the
+ * settlement, all in `tx`. A settlement of exactly the amount reserved (a reservation that
+ * expired, or `used` equal to it) moves nothing, so it takes no lock on the balances: the
+ * sweep settles many such rows in one transaction without contending with verifications.
+ * Otherwise the key's balance is locked before the pool, the order of every other writer.
+ */
+export async function settleReservation(
+  tx: Queryable,
+  r: ReservationRow,
+  used: number,
+  expired: boolean,
+  now: number,
+): Promise<StoredSettlement> {
+  const moved =
+    used === r.amount ? await settleInFull(tx, r, now) : await settleMoving(tx, r, used, now);
+  const stored: StoredSettlement = { settledAt: now, ...moved, expired };
+  await reservationSettle(tx, r.id, stored);
+  return stored;
+}
+
+type Moved = Omit<StoredSettlement, "settledAt" | "expired">;
+
+/** Nothing moves: the balances are read only to report them. */
+async function settleInFull(tx: Queryable, r: ReservationRow, now: number): Promise<Moved> {
+  const key = r.keyCharged ? await reservationKeyBalance(tx, r.keyId) : undefined;
+  const pool = r.identityId === null ? undefined : await reservationPoolBalance(tx, r.identityId);
+  return {
+    used: r.amount,
+    refunded: 0,
+    shortfall: 0,
+    remaining: remainingOf(key, now),
+    identityRemaining: remainingOf(pool, now),
+  };
+}
+
+/** Gives back or charges the difference on every balance the reservation drew on. */
+async function settleMoving(
+  tx: Queryable,
+  r: ReservationRow,
+  used: number,
+  now: number,
+): Promise<Moved> {
+  const holder = r.keyCharged ? await lockHolder(tx, r.keyId) : undefined;
+  const storedPool = r.identityId === null ? undefined : await creditsLockPool(tx, r.identityId);
+  const key = holder === undefined ? undefined : applyRefill(holder, now);
+  const pool = storedPool === undefined ? undefined : applyRefill(storedPool, now);
+  // A balance deleted meanwhile takes and gives nothing; one made unlimited covers anything.
+  const s = settle(r.amount, used, [key?.remaining ?? null, pool?.remaining ?? null]);
+  const keyAfter = await write(key, s, holder, (b, at) =>
+    creditsWriteKey(tx, holder?.holderId as string, b, at),
+  );
+  const poolAfter = await write(pool, s, storedPool, (b, at) =>
+    creditsWritePool(tx, r.identityId as string, b, at),
+  );
+  return {
+    used: s.used,
+    refunded: s.refunded,
+    shortfall: s.shortfall,
+    remaining: keyAfter,
+    identityRemaining: poolAfter,
+  };
+}
+
+/** Writes a limited balance the settlement moved (or refilled); answers it after, or null. */
+async function write(
+  state: CreditState | undefined,
+  s: Settlement,
+  stored: CreditState | undefined,
+  store: (balance: number, lastRefillAt: number | null) => Promise<void>,
+): Promise<number | null> {
+  if (state === undefined || state.remaining === null) return null;
+  const after = settledBalance(state.remaining, s);
+  if (after !== state.remaining || state.lastRefillAt !== stored?.lastRefillAt) {
+    await store(after, state.lastRefillAt);
+  }
+  return after;
+}
+
+/** The key's balance holder, locked, following a balance a reroll moved meanwhile. */
+async function lockHolder(tx: Queryable, keyId: string) {
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const [row] = await creditsLockHolders(tx, [keyId]);
+    if (row === undefined || row.movedTo === null) return row;
+  }
+  throw new Error(`the balance of ${keyId} moved ${MAX_HOPS} times during one settlement`);
+}
+
+function remainingOf(state: CreditState | undefined, now: number): number | null {
+  return state === undefined ? null : applyRefill(state, now).remaining;
+}
+
+/** The settlement stored in a row, if it is settled. */
+export function storedSettlement(r: ReservationRow): StoredSettlement | undefined {
+  if (r.settledAt === null) return undefined;
+  return {
+    settledAt: r.settledAt,
+    used: r.used ?? r.amount,
+    refunded: r.refunded ?? 0,
+    shortfall: r.shortfall ?? 0,
+    remaining: r.remaining,
+    identityRemaining: r.identityRemaining,
+    expired: r.expired ?? false,
+  };
+}
+
+/** A stored settlement as SettleCredits answers it. */
+export function settlementData(
+  r: ReservationRow,
+  s: StoredSettlement,
+): MessageInitShape<typeof SettleCreditsResponseDataSchema> {
+  return {
+    reservationId: r.id,
+    reserved: BigInt(r.amount),
+    used: BigInt(s.used),
+    refunded: BigInt(s.refunded),
+    shortfall: BigInt(s.shortfall),
+    ...(s.remaining === null ? {} : { remaining: BigInt(s.remaining) }),
+    ...(s.identityRemaining === null ? {} : { identityRemaining: BigInt(s.identityRemaining) }),
+    expired: s.expired,
+  };
+}
