@@ -8,6 +8,8 @@ import {
   spendPooledInOrder,
   UNLIMITED,
 } from "../domain/credits.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
+import { type ClaimedSpend, spendClaimed } from "./claimed-spends.js";
 import type { Db, Queryable } from "./db.js";
 import { GroupedCalls } from "./grouped-calls.js";
 import {
@@ -75,6 +77,28 @@ export class CreditSpender implements CreditSpending {
   private readonly pools = new GroupedCalls<Spend, PooledResult>((identityId, batch) =>
     this.db.transaction((tx) => this.spendPoolBatch(tx, identityId, batch)),
   );
+  /**
+   * Claimed spends (an idempotency key each), grouped like the plain ones but apart from them:
+   * their batch is a transaction of three statements, which a plain spend must not wait for.
+   */
+  private readonly claimedKeys = new GroupedCalls<
+    ClaimedSpend<SpendResult>,
+    SpendResult | undefined
+  >((holderId, batch) =>
+    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed) => {
+      const inTx = this.within(tx);
+      return this.spendBatch(tx, holderId, claimed, (keyId, cost) => inTx.spend(keyId, cost));
+    }),
+  );
+  /** Claimed pooled spends grouped by identity. */
+  private readonly claimedPools = new GroupedCalls<
+    ClaimedSpend<PooledResult>,
+    PooledResult | undefined
+  >((identityId, batch) =>
+    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed) =>
+      this.spendPoolBatch(tx, identityId, claimed),
+    ),
+  );
 
   constructor(
     private readonly db: Db,
@@ -107,6 +131,28 @@ export class CreditSpender implements CreditSpending {
         return result as PooledResult;
       },
     };
+  }
+
+  /**
+   * `spend` made exactly once: the spend claims its idempotency key and stores the answer
+   * `s.answerOf` builds, in its batch's transaction. Undefined when another call holds the
+   * key: nothing was spent (that call's answer is the one to give).
+   */
+  spendOnce(holderId: string, s: ClaimedSpend<SpendResult>): Promise<SpendResult | undefined> {
+    return this.claimedKeys.call(holderId, s);
+  }
+
+  /** `spendPooled` made exactly once, as `spendOnce` is. */
+  spendPooledOnce(
+    identityId: string,
+    s: ClaimedSpend<PooledResult>,
+  ): Promise<PooledResult | undefined> {
+    return this.claimedPools.call(identityId, s);
+  }
+
+  /** Records created at or before this instant count as absent. */
+  private expiredAt(): number {
+    return this.clock.now() - IDEMPOTENCY_WINDOW_MS;
   }
 
   /** One grouped spend, following the balance when a reroll moved it meanwhile. */

@@ -2,6 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type {
   VerifyKeyRequest,
+  VerifyKeyResponseDataSchema,
   VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import type { EventBuffer } from "../../analytics/event-buffer.js";
@@ -18,12 +19,14 @@ import { identityCredits, type KeyRecordRow } from "../../storage/queries/key-re
 import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
+import type { ClaimingSpending } from "./claiming-spends.js";
 import { recordEntry, verificationRecord } from "./verification-record.js";
 import { verifyOnce } from "./verify-once.js";
 import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
 import { verifyScope } from "./verify-scope.js";
 
 type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
+type AnswerData = MessageInitShape<typeof VerifyKeyResponseDataSchema>;
 type LimitResult = ReturnType<typeof limitResult>;
 
 /** The decision when no rate limit applies: nothing taken, nothing to give back. */
@@ -76,6 +79,11 @@ export async function verifyKey(
 export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
   credits: CreditSpending;
   events: Pick<EventBuffer, "record">;
+  /**
+   * With an idempotency key not claimed yet: the spend claims it and stores the answer in
+   * its grouped transaction (see verify-once), instead of `credits`.
+   */
+  once?: ClaimingSpending;
 };
 
 /** Steps 4 (the verdict on the key found) to 7, and the answer. */
@@ -148,46 +156,82 @@ interface Spend {
 
 /** Step 7: spends the credits and answers; a refused or failed spend gives the tokens back. */
 async function spendCredits(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, limits, now } = v;
+  const { deps, record } = v;
   const spent: SpendResult = await givingBackOnFailure(v, () =>
-    deps.credits.spend(record.id, v.cost, record.creditsKeyId),
+    deps.once === undefined
+      ? deps.credits.spend(record.id, v.cost, record.creditsKeyId)
+      : deps.once.spend(record.id, v.cost, record.creditsKeyId, (r) =>
+          outcomeData(creditsSettled(v, r).outcome),
+        ),
   );
+  return settle(v, creditsSettled(v, spent));
+}
+
+/**
+ * A spend's outcome, decided from its result alone (so that a claimed spend can store the
+ * answer before its commit), and what then remains to do: the balances to show in the cache,
+ * and whether the tokens go back (a refused spend).
+ */
+interface Settled {
+  outcome: Outcome;
+  keep?: { key: number | null; pool: number | null };
+  refund?: true;
+}
+
+function creditsSettled(v: Spend, spent: SpendResult): Settled {
+  const { deps, call, req, record, limits } = v;
   switch (spent.status) {
     case "spent":
-      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
-      return answer({
-        deps,
-        call,
-        req,
-        record,
-        code: "VALID",
-        balance: spent.remaining,
-        limits,
-        spentCredits: v.cost,
-      });
+      return {
+        keep: { key: spent.remaining, pool: null },
+        outcome: {
+          deps,
+          call,
+          req,
+          record,
+          code: "VALID",
+          balance: spent.remaining,
+          limits,
+          spentCredits: v.cost,
+        },
+      };
     case "unlimited":
-      return answer({ deps, call, req, record, code: "VALID", balance: null, limits });
+      return { outcome: { deps, call, req, record, code: "VALID", balance: null, limits } };
     case "insufficient":
-      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
-      return refusedSpend(v, { balance: spent.remaining });
+      return {
+        ...refusedSpend(v, { balance: spent.remaining }),
+        keep: { key: spent.remaining, pool: null },
+      };
     case "gone":
       return refusedSpend(v, "gone");
   }
+}
+
+/** Shows the balances a spend read in the cache, gives back tokens if refused, and answers. */
+async function settle(v: Spend, s: Settled): Promise<Answer> {
+  const { deps, decision, checks, now } = v;
+  if (s.keep) keepBalance(deps, v.entry, v.record, s.keep, now, carryDerived);
+  if (s.refund) await giveBack(deps, decision, checks, now);
+  return answer(s.outcome);
 }
 
 /**
  * A spend refused (a balance short: USAGE_EXCEEDED) or whose key went meanwhile (NOT_FOUND):
  * the tokens go back, and the answer reports the limits as they are then.
  */
-async function refusedSpend(
+function refusedSpend(
   v: Spend,
   shown: { balance: number | null; pool?: number | null } | "gone",
-): Promise<Answer> {
-  const { deps, call, req, record, decision, checks, limits, now } = v;
-  await giveBack(deps, decision, checks, now);
-  if (shown === "gone") return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+): Settled {
+  const { deps, call, req, record, decision, checks, limits } = v;
+  if (shown === "gone") {
+    return { refund: true, outcome: { deps, call, req, record: null, code: "NOT_FOUND" } };
+  }
   const back = givenBack(decision, checks, limits);
-  return answer({ deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back });
+  return {
+    refund: true,
+    outcome: { deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back },
+  };
 }
 
 /**
@@ -196,18 +240,29 @@ async function refusedSpend(
  * gives the tokens back. The cache shows the balances the spend read, as for a key's own.
  */
 async function spendFromPool(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, limits, now } = v;
+  const { deps, record } = v;
+  const identityId = record.identityId as string;
   const spent: PooledResult = await givingBackOnFailure(v, () =>
-    deps.credits.spendPooled(record.identityId as string, record.id, v.cost),
+    deps.once === undefined
+      ? deps.credits.spendPooled(identityId, record.id, v.cost)
+      : deps.once.spendPooled(identityId, record.id, v.cost, (r) =>
+          outcomeData(poolSettled(v, r).outcome),
+        ),
   );
+  return settle(v, poolSettled(v, spent));
+}
+
+function poolSettled(v: Spend, spent: PooledResult): Settled {
+  const { deps, call, req, record, limits } = v;
   if (spent.status === "gone") return refusedSpend(v, "gone");
-  const balances = { key: spent.keyRemaining, pool: spent.poolRemaining };
-  keepBalance(deps, v.entry, record, balances, now, carryDerived);
+  const keep = { key: spent.keyRemaining, pool: spent.poolRemaining };
   const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
-  if (spent.status === "spent") {
-    // Both balances may have become unlimited since the record was read: nothing was spent.
-    const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
-    return answer({
+  if (spent.status !== "spent") return { ...refusedSpend(v, shown), keep };
+  // Both balances may have become unlimited since the record was read: nothing was spent.
+  const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
+  return {
+    keep,
+    outcome: {
       deps,
       call,
       req,
@@ -216,9 +271,8 @@ async function spendFromPool(v: Spend): Promise<Answer> {
       ...shown,
       limits,
       ...(charged ? { spentCredits: v.cost } : {}),
-    });
-  }
-  return refusedSpend(v, shown);
+    },
+  };
 }
 
 /** The limits as they are after their tokens went back (unchanged when none were taken). */
@@ -349,6 +403,13 @@ interface Outcome {
   spentCredits?: number;
 }
 
+/** The answer's data for an outcome. */
+function outcomeData(o: Outcome): AnswerData {
+  return o.record === null
+    ? notFoundData()
+    : keyData(o.record, o.code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
+}
+
 /**
  * Records the verification event (never awaited) and the outcome metric, and answers. The
  * event belongs to the key's workspace, else the root key's. A verification with neither (an
@@ -358,10 +419,7 @@ interface Outcome {
 function answer(o: Outcome): Answer {
   const { deps, call, record, code } = o;
   deps.metrics.verified(code);
-  const data =
-    record === null
-      ? notFoundData()
-      : keyData(record, code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
+  const data = outcomeData(o);
   const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
   if (workspaceId === undefined) {
     deps.metrics.unattributed(code);
