@@ -117,7 +117,12 @@ describe("idempotent verifications grouped with their key's spends", () => {
       [k.keyId],
     );
     const workspaceId = row?.workspaceId as string;
-    const claim = (key: string) => ({ workspaceId, key, requestHash: "h", now: s.app.deps.clock.now() });
+    const claim = (key: string) => ({
+      workspaceId,
+      key,
+      requestHash: "h",
+      now: s.app.deps.clock.now(),
+    });
     const spendOnce = (key: string) =>
       s.app.deps.credits.spendOnce(k.keyId, {
         keyId: k.keyId,
