@@ -20,17 +20,22 @@ export interface ClaimedSpend<R> {
 
 /**
  * One transaction for a batch of claimed spends: claims every member's key in one statement,
- * spends for the members that hold their claim (with `spend`, the batch statement the plain
- * spends use), stores their answers in one statement, and commits. So a batch costs about
- * what a plain grouped spend does plus two statements, whatever its size, and a charge and
- * its record commit together or not at all. Undefined for a member whose key was claimed by
- * another call (committed, or a repeat earlier in the batch): nothing is spent for it.
+ * spends for the members that hold their claim (with `spend`, the batch statements the plain
+ * spends use), stores their answers in one statement (`spend` sends it through `keep`, with
+ * its own writes where it can), and commits. So a batch costs about what a plain grouped
+ * spend does plus two statements, whatever its size, and a charge and its record commit
+ * together or not at all. Undefined for a member whose key was claimed by another call
+ * (committed, or a repeat earlier in the batch): nothing is spent for it.
  */
 export function spendClaimed<R>(
   db: Db,
   batch: readonly ClaimedSpend<R>[],
   expiredAt: number,
-  spend: (tx: Queryable, claimed: readonly ClaimedSpend<R>[]) => Promise<(R | Promise<R>)[]>,
+  spend: (
+    tx: Queryable,
+    claimed: readonly ClaimedSpend<R>[],
+    keep: (results: readonly R[]) => Promise<void>,
+  ) => Promise<R[]>,
 ): Promise<(R | undefined)[]> {
   return db.transaction(async (tx) => {
     // A key twice in one statement would be a conflict with its own row: the first of the
@@ -43,15 +48,16 @@ export function spendClaimed<R>(
     );
     const held = firsts.filter((_, j) => won.has(j));
     const claimed = held.map((i) => batch[i] as ClaimedSpend<R>);
-    const results = claimed.length > 0 ? await Promise.all(await spend(tx, claimed)) : [];
-    await idempotencyStoreBatch(
-      tx,
-      claimed.map((s, j) => ({
-        workspaceId: s.claim.workspaceId,
-        key: s.claim.key,
-        answer: s.answerOf(results[j] as R),
-      })),
-    );
+    const keep = async (results: readonly R[]) =>
+      idempotencyStoreBatch(
+        tx,
+        claimed.map((s, j) => ({
+          workspaceId: s.claim.workspaceId,
+          key: s.claim.key,
+          answer: s.answerOf(results[j] as R),
+        })),
+      );
+    const results = claimed.length > 0 ? await spend(tx, claimed, keep) : [];
     const out: (R | undefined)[] = batch.map(() => undefined);
     held.forEach((i, j) => {
       out[i] = results[j];

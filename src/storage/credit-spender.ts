@@ -85,9 +85,14 @@ export class CreditSpender implements CreditSpending {
     ClaimedSpend<SpendResult>,
     SpendResult | undefined
   >((holderId, batch) =>
-    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed) => {
+    spendClaimed(this.db, batch, this.expiredAt(), async (tx, claimed, keep) => {
       const inTx = this.within(tx);
-      return this.spendBatch(tx, holderId, claimed, (keyId, cost) => inTx.spend(keyId, cost));
+      const spent = this.spendBatch(tx, holderId, claimed, (keyId, cost) =>
+        inTx.spend(keyId, cost),
+      );
+      const results = await Promise.all(await spent);
+      await keep(results);
+      return results;
     }),
   );
   /** Claimed pooled spends grouped by identity. */
@@ -95,8 +100,8 @@ export class CreditSpender implements CreditSpending {
     ClaimedSpend<PooledResult>,
     PooledResult | undefined
   >((identityId, batch) =>
-    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed) =>
-      this.spendPoolBatch(tx, identityId, claimed),
+    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed, keep) =>
+      this.spendPoolBatch(tx, identityId, claimed, keep),
     ),
   );
 
@@ -212,12 +217,14 @@ export class CreditSpender implements CreditSpending {
    * pool (in holder id order), the order in which every other writer that takes both locks
    * them (a key change that links an identity), so that spends never deadlock with them.
    * Refills due are applied to each balance (the rule of `applyRefill`), the costs taken in
-   * order (`spendPooledInOrder`), and the changed balances written before the commit.
+   * order (`spendPooledInOrder`), and the changed balances written before the commit, with
+   * `alongside`'s writes for these results, if given.
    */
   private async spendPoolBatch(
     tx: Queryable,
     identityId: string,
     batch: readonly Spend[],
+    alongside?: (results: readonly PooledResult[]) => Promise<void>,
   ): Promise<PooledResult[]> {
     const now = this.clock.now();
     const holders = await this.lockHolders(tx, [...new Set(batch.map((p) => p.keyId))]);
@@ -233,18 +240,8 @@ export class CreditSpender implements CreditSpending {
       return { holder: own === null ? null : holderId, cost: p.cost };
     });
     const walked = spendPooledInOrder(pool.remaining, balances, costs);
-    if (pool.remaining !== null && (walked.pool !== pool.remaining || pool !== stored)) {
-      await creditsWritePool(tx, identityId, walked.pool as number, pool.lastRefillAt);
-    }
-    for (const [id, k] of keys) {
-      const after = balances.get(id) ?? null;
-      const refilled = holderRefilled(holders, id, k);
-      if (k.remaining !== null && after !== null && (after !== k.remaining || refilled)) {
-        await creditsWriteKey(tx, id, after, k.lastRefillAt);
-      }
-    }
     let n = 0;
-    return batch.map((p) => {
+    const results: PooledResult[] = batch.map((p) => {
       if (!holders.has(p.keyId)) return { status: "gone" };
       const o = walked.outcomes[n++] as (typeof walked.outcomes)[number];
       return {
@@ -253,6 +250,22 @@ export class CreditSpender implements CreditSpending {
         poolRemaining: o.poolRemaining,
       };
     });
+    // The writes (and the caller's, `alongside`) are sent together, not one round trip each:
+    // they run in order on the transaction's connection, and none needs another's answer.
+    const writes: Promise<void>[] = [];
+    if (pool.remaining !== null && (walked.pool !== pool.remaining || pool !== stored)) {
+      writes.push(creditsWritePool(tx, identityId, walked.pool as number, pool.lastRefillAt));
+    }
+    for (const [id, k] of keys) {
+      const after = balances.get(id) ?? null;
+      const refilled = holderRefilled(holders, id, k);
+      if (k.remaining !== null && after !== null && (after !== k.remaining || refilled)) {
+        writes.push(creditsWriteKey(tx, id, after, k.lastRefillAt));
+      }
+    }
+    if (alongside) writes.push(alongside(results));
+    await Promise.all(writes);
+    return results;
   }
 
   /** The locked holders by verified key, following balances a reroll moved meanwhile. */
