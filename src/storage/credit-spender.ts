@@ -79,7 +79,8 @@ export class CreditSpender implements CreditSpending {
   );
   /**
    * Claimed spends (an idempotency key each), grouped like the plain ones but apart from them:
-   * their batch is a transaction of three statements, which a plain spend must not wait for.
+   * their batch is a transaction (claim, spend, store the answers), which a plain spend must
+   * not wait for.
    */
   private readonly claimedKeys = new GroupedCalls<
     ClaimedSpend<SpendResult>,

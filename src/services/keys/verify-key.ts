@@ -63,7 +63,7 @@ export async function verifyKey(
   const cached = deps.caches.keys.get(entry);
   const record =
     cached !== undefined ? cached : await verificationRecord(deps, scope, req.key, plain, entry);
-  // With an idempotency key the rest runs once per key, inside the transaction claiming it.
+  // With an idempotency key the rest runs once per key: its charge commits with its record.
   if (req.idempotencyKey !== undefined) {
     const run = (d: VerifyDeps) => decide(d, call, req, query, record, entry);
     return verifyOnce(deps, call, req, req.idempotencyKey, run);
@@ -73,8 +73,9 @@ export async function verifyKey(
 
 /**
  * What steps 4 to 7 use: the server's own (`Deps`), or, for a verification with an
- * idempotency key, credits spent in the claiming transaction, events kept until it commits
- * and a limiter that knows the tokens to give back if it fails.
+ * idempotency key, credits spent where the key is claimed (`once`, or the claiming
+ * transaction), events kept until the record commits and a limiter that knows the tokens to
+ * give back if it fails.
  */
 export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
   credits: CreditSpending;
