@@ -26,6 +26,11 @@ export interface ClaimedSpend<R> {
  * spend does plus two statements, whatever its size, and a charge and its record commit
  * together or not at all. Undefined for a member whose key was claimed by another call
  * (committed, or a repeat earlier in the batch): nothing is spent for it.
+ *
+ * `spend` gets the members while their claim is in flight and the claimed ones as a promise:
+ * it may send its locks at once, in the same round trip. Statements of one transaction run in
+ * the order they are sent, so the keys are still claimed before any balance is locked, the
+ * order of every other transaction that takes both (no deadlock between them).
  */
 export function spendClaimed<R>(
   db: Db,
@@ -33,7 +38,8 @@ export function spendClaimed<R>(
   expiredAt: number,
   spend: (
     tx: Queryable,
-    claimed: readonly ClaimedSpend<R>[],
+    members: readonly ClaimedSpend<R>[],
+    claimed: Promise<readonly ClaimedSpend<R>[]>,
     keep: (results: readonly R[]) => Promise<void>,
   ) => Promise<R[]>,
 ): Promise<(R | undefined)[]> {
@@ -41,23 +47,25 @@ export function spendClaimed<R>(
     // A key twice in one statement would be a conflict with its own row: the first of the
     // batch tries the claim, a later repeat counts as lost and replays what the first stored.
     const firsts = firstOfEachKey(batch);
-    const won = await idempotencyClaimBatch(
+    const members = firsts.map((i) => batch[i] as ClaimedSpend<R>);
+    const claiming = idempotencyClaimBatch(
       tx,
-      firsts.map((i) => (batch[i] as ClaimedSpend<R>).claim),
+      members.map((m) => m.claim),
       expiredAt,
-    );
-    const held = firsts.filter((_, j) => won.has(j));
-    const claimed = held.map((i) => batch[i] as ClaimedSpend<R>);
-    const keep = async (results: readonly R[]) =>
-      idempotencyStoreBatch(
+    ).then((won) => firsts.filter((_, j) => won.has(j)));
+    const claimed = claiming.then((held) => held.map((i) => batch[i] as ClaimedSpend<R>));
+    const keep = async (results: readonly R[]) => {
+      const mine = await claimed;
+      await idempotencyStoreBatch(
         tx,
-        claimed.map((s, j) => ({
+        mine.map((s, j) => ({
           workspaceId: s.claim.workspaceId,
           key: s.claim.key,
           answer: s.answerOf(results[j] as R),
         })),
       );
-    const results = claimed.length > 0 ? await spend(tx, claimed, keep) : [];
+    };
+    const [held, results] = await Promise.all([claiming, spend(tx, members, claimed, keep)]);
     const out: (R | undefined)[] = batch.map(() => undefined);
     held.forEach((i, j) => {
       out[i] = results[j];

@@ -86,7 +86,10 @@ export class CreditSpender implements CreditSpending {
     ClaimedSpend<SpendResult>,
     SpendResult | undefined
   >((holderId, batch) =>
-    spendClaimed(this.db, batch, this.expiredAt(), async (tx, claimed, keep) => {
+    spendClaimed(this.db, batch, this.expiredAt(), async (tx, _, claiming, keep) => {
+      // The batch statement locks and spends at once: it needs the claimed costs first.
+      const claimed = await claiming;
+      if (claimed.length === 0) return [];
       const inTx = this.within(tx);
       const spent = this.spendBatch(tx, holderId, claimed, (keyId, cost) =>
         inTx.spend(keyId, cost),
@@ -101,8 +104,8 @@ export class CreditSpender implements CreditSpending {
     ClaimedSpend<PooledResult>,
     PooledResult | undefined
   >((identityId, batch) =>
-    spendClaimed(this.db, batch, this.expiredAt(), (tx, claimed, keep) =>
-      this.spendPoolBatch(tx, identityId, claimed, keep),
+    spendClaimed(this.db, batch, this.expiredAt(), (tx, members, claimed, alongside) =>
+      this.spendPoolBatch(tx, identityId, members, { claimed, alongside }),
     ),
   );
 
@@ -218,17 +221,22 @@ export class CreditSpender implements CreditSpending {
    * pool (in holder id order), the order in which every other writer that takes both locks
    * them (a key change that links an identity), so that spends never deadlock with them.
    * Refills due are applied to each balance (the rule of `applyRefill`), the costs taken in
-   * order (`spendPooledInOrder`), and the changed balances written before the commit, with
-   * `alongside`'s writes for these results, if given.
+   * order (`spendPooledInOrder`), and the changed balances written before the commit. With
+   * `claims`, the answers are those of the claimed members only, and `claims.alongside`
+   * writes for them go with the balances' writes.
    */
   private async spendPoolBatch(
     tx: Queryable,
     identityId: string,
-    batch: readonly Spend[],
-    alongside?: (results: readonly PooledResult[]) => Promise<void>,
+    members: readonly Spend[],
+    claims?: ClaimsInFlight,
   ): Promise<PooledResult[]> {
     const now = this.clock.now();
-    const holders = await this.lockHolders(tx, [...new Set(batch.map((p) => p.keyId))]);
+    // With claims in flight, the holders of every member are locked in the same round trip;
+    // then only the members that hold their claim spend.
+    const locking = this.lockHolders(tx, [...new Set(members.map((p) => p.keyId))]);
+    const [holders, batch] = await Promise.all([locking, claims?.claimed ?? members]);
+    if (batch.length === 0) return [];
     const stored = await creditsLockPool(tx, identityId);
     const pool = applyRefill(stored ?? UNLIMITED, now);
     const keys = new Map<string, CreditState>();
@@ -264,7 +272,7 @@ export class CreditSpender implements CreditSpending {
         writes.push(creditsWriteKey(tx, id, after, k.lastRefillAt));
       }
     }
-    if (alongside) writes.push(alongside(results));
+    if (claims) writes.push(claims.alongside(results));
     await Promise.all(writes);
     return results;
   }
@@ -281,6 +289,13 @@ export class CreditSpender implements CreditSpending {
     }
     throw new Error(`a balance spent from identity pool moved ${MAX_HOPS} times during one spend`);
   }
+}
+
+/** Claimed spends whose claim statement was sent, and what to write for their results. */
+interface ClaimsInFlight {
+  /** The members that hold their claim, once the claim statement answered. */
+  claimed: Promise<readonly Spend[]>;
+  alongside: (results: readonly PooledResult[]) => Promise<void>;
 }
 
 /** Whether applying refills changed holder `id`'s stored state (then it must be written). */
