@@ -9,7 +9,11 @@ import {
 import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import { errors } from "../errors/service-error.js";
 import type { Queryable } from "../storage/db.js";
-import { idempotencyClaim, idempotencyStore } from "../storage/queries/idempotency.js";
+import {
+  type IdempotencyPrior,
+  idempotencyClaim,
+  idempotencyStore,
+} from "../storage/queries/idempotency.js";
 
 /** A request's idempotency key in its workspace, with the hash of what the request asks. */
 export interface IdempotentRequest {
@@ -39,6 +43,18 @@ export async function claimOrReplay<Desc extends DescMessage>(
     expiredAt: now - IDEMPOTENCY_WINDOW_MS,
   });
   if (prior === undefined) return undefined;
+  return replayed(prior, r, schema);
+}
+
+/**
+ * The first request's answer from its committed record, decoded with `schema`; 409 when the
+ * record is of a request asking something else.
+ */
+export function replayed<Desc extends DescMessage>(
+  prior: IdempotencyPrior,
+  r: IdempotentRequest,
+  schema: Desc,
+): MessageShape<Desc> {
   if (prior.requestHash !== r.requestHash) throw errors.idempotencyKeyReused();
   // A committed record always has its answer: the claiming transaction writes it first.
   if (prior.answer === null)

@@ -8,6 +8,8 @@ import {
   spendPooledInOrder,
   UNLIMITED,
 } from "../domain/credits.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
+import { type ClaimedSpend, spendClaimed } from "./claimed-spends.js";
 import type { Db, Queryable } from "./db.js";
 import { GroupedCalls } from "./grouped-calls.js";
 import {
@@ -75,6 +77,37 @@ export class CreditSpender implements CreditSpending {
   private readonly pools = new GroupedCalls<Spend, PooledResult>((identityId, batch) =>
     this.db.transaction((tx) => this.spendPoolBatch(tx, identityId, batch)),
   );
+  /**
+   * Claimed spends (an idempotency key each), grouped like the plain ones but apart from them:
+   * their batch is a transaction (claim, spend, store the answers), which a plain spend must
+   * not wait for.
+   */
+  private readonly claimedKeys = new GroupedCalls<
+    ClaimedSpend<SpendResult>,
+    SpendResult | undefined
+  >((holderId, batch) =>
+    spendClaimed(this.db, batch, this.expiredAt(), async (tx, _, claiming, keep) => {
+      // The batch statement locks and spends at once: it needs the claimed costs first.
+      const claimed = await claiming;
+      if (claimed.length === 0) return [];
+      const inTx = this.within(tx);
+      const spent = this.spendBatch(tx, holderId, claimed, (keyId, cost) =>
+        inTx.spend(keyId, cost),
+      );
+      const results = await Promise.all(await spent);
+      await keep(results);
+      return results;
+    }),
+  );
+  /** Claimed pooled spends grouped by identity. */
+  private readonly claimedPools = new GroupedCalls<
+    ClaimedSpend<PooledResult>,
+    PooledResult | undefined
+  >((identityId, batch) =>
+    spendClaimed(this.db, batch, this.expiredAt(), (tx, members, claimed, alongside) =>
+      this.spendPoolBatch(tx, identityId, members, { claimed, alongside }),
+    ),
+  );
 
   constructor(
     private readonly db: Db,
@@ -107,6 +140,28 @@ export class CreditSpender implements CreditSpending {
         return result as PooledResult;
       },
     };
+  }
+
+  /**
+   * `spend` made exactly once: the spend claims its idempotency key and stores the answer
+   * `s.answerOf` builds, in its batch's transaction. Undefined when another call holds the
+   * key: nothing was spent (that call's answer is the one to give).
+   */
+  spendOnce(holderId: string, s: ClaimedSpend<SpendResult>): Promise<SpendResult | undefined> {
+    return this.claimedKeys.call(holderId, s);
+  }
+
+  /** `spendPooled` made exactly once, as `spendOnce` is. */
+  spendPooledOnce(
+    identityId: string,
+    s: ClaimedSpend<PooledResult>,
+  ): Promise<PooledResult | undefined> {
+    return this.claimedPools.call(identityId, s);
+  }
+
+  /** Records created at or before this instant count as absent. */
+  private expiredAt(): number {
+    return this.clock.now() - IDEMPOTENCY_WINDOW_MS;
   }
 
   /** One grouped spend, following the balance when a reroll moved it meanwhile. */
@@ -166,15 +221,22 @@ export class CreditSpender implements CreditSpending {
    * pool (in holder id order), the order in which every other writer that takes both locks
    * them (a key change that links an identity), so that spends never deadlock with them.
    * Refills due are applied to each balance (the rule of `applyRefill`), the costs taken in
-   * order (`spendPooledInOrder`), and the changed balances written before the commit.
+   * order (`spendPooledInOrder`), and the changed balances written before the commit. With
+   * `claims`, the answers are those of the claimed members only, and `claims.alongside`
+   * writes for them go with the balances' writes.
    */
   private async spendPoolBatch(
     tx: Queryable,
     identityId: string,
-    batch: readonly Spend[],
+    members: readonly Spend[],
+    claims?: ClaimsInFlight,
   ): Promise<PooledResult[]> {
     const now = this.clock.now();
-    const holders = await this.lockHolders(tx, [...new Set(batch.map((p) => p.keyId))]);
+    // With claims in flight, the holders of every member are locked in the same round trip;
+    // then only the members that hold their claim spend.
+    const locking = this.lockHolders(tx, [...new Set(members.map((p) => p.keyId))]);
+    const [holders, batch] = await Promise.all([locking, claims?.claimed ?? members]);
+    if (batch.length === 0) return [];
     const stored = await creditsLockPool(tx, identityId);
     const pool = applyRefill(stored ?? UNLIMITED, now);
     const keys = new Map<string, CreditState>();
@@ -187,18 +249,8 @@ export class CreditSpender implements CreditSpending {
       return { holder: own === null ? null : holderId, cost: p.cost };
     });
     const walked = spendPooledInOrder(pool.remaining, balances, costs);
-    if (pool.remaining !== null && (walked.pool !== pool.remaining || pool !== stored)) {
-      await creditsWritePool(tx, identityId, walked.pool as number, pool.lastRefillAt);
-    }
-    for (const [id, k] of keys) {
-      const after = balances.get(id) ?? null;
-      const refilled = holderRefilled(holders, id, k);
-      if (k.remaining !== null && after !== null && (after !== k.remaining || refilled)) {
-        await creditsWriteKey(tx, id, after, k.lastRefillAt);
-      }
-    }
     let n = 0;
-    return batch.map((p) => {
+    const results: PooledResult[] = batch.map((p) => {
       if (!holders.has(p.keyId)) return { status: "gone" };
       const o = walked.outcomes[n++] as (typeof walked.outcomes)[number];
       return {
@@ -207,6 +259,22 @@ export class CreditSpender implements CreditSpending {
         poolRemaining: o.poolRemaining,
       };
     });
+    // The writes (and the caller's, `alongside`) are sent together, not one round trip each:
+    // they run in order on the transaction's connection, and none needs another's answer.
+    const writes: Promise<void>[] = [];
+    if (pool.remaining !== null && (walked.pool !== pool.remaining || pool !== stored)) {
+      writes.push(creditsWritePool(tx, identityId, walked.pool as number, pool.lastRefillAt));
+    }
+    for (const [id, k] of keys) {
+      const after = balances.get(id) ?? null;
+      const refilled = holderRefilled(holders, id, k);
+      if (k.remaining !== null && after !== null && (after !== k.remaining || refilled)) {
+        writes.push(creditsWriteKey(tx, id, after, k.lastRefillAt));
+      }
+    }
+    if (claims) writes.push(claims.alongside(results));
+    await Promise.all(writes);
+    return results;
   }
 
   /** The locked holders by verified key, following balances a reroll moved meanwhile. */
@@ -221,6 +289,13 @@ export class CreditSpender implements CreditSpending {
     }
     throw new Error(`a balance spent from identity pool moved ${MAX_HOPS} times during one spend`);
   }
+}
+
+/** Claimed spends whose claim statement was sent, and what to write for their results. */
+interface ClaimsInFlight {
+  /** The members that hold their claim, once the claim statement answered. */
+  claimed: Promise<readonly Spend[]>;
+  alongside: (results: readonly PooledResult[]) => Promise<void>;
 }
 
 /** Whether applying refills changed holder `id`'s stored state (then it must be written). */

@@ -3,7 +3,8 @@ import { Rig } from "./rig.js";
 
 // An idempotencyKey across three nodes sharing PostgreSQL and Redis: verifications racing with
 // one key on every node charge once (credits and rate-limit tokens) and all answer the first
-// outcome; a node started again answers a repeat from the stored record.
+// outcome; a node started again answers a repeat from the stored record. Calls that lose
+// their claim to another node spend nothing and give their rate-limit tokens back.
 
 const PER_NODE = 40;
 let rig: Rig;
@@ -50,6 +51,35 @@ describe("idempotency keys across three nodes", () => {
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual(answers[0]?.body.data);
     expect((await rig.ok("keys.getKey", { keyId })).credits.remaining).toBe(96);
+  });
+
+  it("gives back the tokens of claims lost to another node, charging a pool once per key", async () => {
+    const { apiId } = await rig.ok("apis.createApi", { name: "idempotency-lost" });
+    const externalId = "idempotency-lost";
+    await rig.ok("identities.createIdentity", { externalId, credits: { remaining: 1000 } });
+    const ratelimits = [{ name: "hour", limit: 1000, duration: 3_600_000, autoApply: true }];
+    const { key } = await rig.ok("keys.createKey", { apiId, externalId, ratelimits });
+    const KEYS = 20;
+    // Every key raced on the three nodes: two of each three lose their claim at the spend.
+    const answers = await Promise.all(
+      Array.from({ length: KEYS * 3 }, (_, i) =>
+        rig.call(
+          "keys.verifyKey",
+          { key, credits: { cost: 3 }, idempotencyKey: `lost-${i % KEYS}` },
+          { node: i % 3 },
+        ),
+      ),
+    );
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(200);
+    for (let k = 0; k < KEYS; k++) {
+      const same = answers.filter((_, i) => i % KEYS === k).map((a) => JSON.stringify(a.body.data));
+      expect(new Set(same).size).toBe(1);
+    }
+    const pool = await rig.ok("identities.getIdentity", { identity: externalId });
+    expect(pool.credits.remaining).toBe(1000 - 3 * KEYS);
+    // One token per key: a plain verification that spends nothing takes the next one.
+    const plain = await rig.ok("keys.verifyKey", { key, credits: { cost: 0 } });
+    expect(plain.ratelimits[0].remaining).toBe(1000 - KEYS - 1);
   });
 
   it("changes credits once for racing updateCredits with one key", async () => {

@@ -2,6 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type {
   VerifyKeyRequest,
+  VerifyKeyResponseDataSchema,
   VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import type { EventBuffer } from "../../analytics/event-buffer.js";
@@ -19,12 +20,14 @@ import type { NewReservation } from "../../storage/queries/reservations.js";
 import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
+import type { ClaimingSpending } from "./claiming-spends.js";
 import { recordEntry, verificationRecord } from "./verification-record.js";
 import { verifyInTransaction, verifyOnce } from "./verify-once.js";
 import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
 import { verifyScope } from "./verify-scope.js";
 
 type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
+type AnswerData = MessageInitShape<typeof VerifyKeyResponseDataSchema>;
 type LimitResult = ReturnType<typeof limitResult>;
 
 /** The decision when no rate limit applies: nothing taken, nothing to give back. */
@@ -61,7 +64,7 @@ export async function verifyKey(
   const cached = deps.caches.keys.get(entry);
   const record =
     cached !== undefined ? cached : await verificationRecord(deps, scope, req.key, plain, entry);
-  // With an idempotency key the rest runs once per key, inside the transaction claiming it.
+  // With an idempotency key the rest runs once per key: its charge commits with its record.
   if (req.idempotencyKey !== undefined) {
     const run = (d: VerifyDeps) => decide(d, call, req, query, record, entry);
     return verifyOnce(deps, call, req, req.idempotencyKey, run);
@@ -75,14 +78,21 @@ export async function verifyKey(
 
 /**
  * What steps 4 to 7 use: the server's own (`Deps`), or, for a verification with an
- * idempotency key, credits spent in the claiming transaction, events kept until it commits
- * and a limiter that knows the tokens to give back if it fails.
+ * idempotency key, credits spent where the key is claimed (`once`, or the claiming
+ * transaction), events kept until the record commits and a limiter that knows the tokens to
+ * give back if it fails.
  */
 export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
   credits: CreditSpending;
   events: Pick<EventBuffer, "record">;
   /** Stores reservations, in the transaction the credits are spent in (none outside one). */
   reservations?: Reserving;
+  /**
+   * With an idempotency key not claimed yet: the spend claims it and stores the answer in
+   * its grouped transaction (see verify-once), instead of `credits`. Never with a
+   * reservation, which is stored in a transaction of its own.
+   */
+  once?: ClaimingSpending;
 };
 
 /** Stores a reservation of credits a verification has just charged; answers its id. */
@@ -164,51 +174,83 @@ interface Spend {
 
 /** Step 7: spends the credits and answers; a refused or failed spend gives the tokens back. */
 async function spendCredits(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, limits, now } = v;
+  const { deps, record } = v;
   const spent: SpendResult = await givingBackOnFailure(v, () =>
-    deps.credits.spend(record.id, v.cost, record.creditsKeyId),
+    deps.once === undefined
+      ? deps.credits.spend(record.id, v.cost, record.creditsKeyId)
+      : deps.once.spend(record.id, v.cost, record.creditsKeyId, (r) =>
+          outcomeData(creditsSettled(v, r).outcome),
+        ),
   );
+  const charged = { keyCharged: spent.status === "spent", identityId: null };
+  return settle(v, await held(v, creditsSettled(v, spent), charged));
+}
+
+/**
+ * A spend's outcome, decided from its result alone (so that a claimed spend can store the
+ * answer before its commit), and what then remains to do: the balances to show in the cache,
+ * and whether the tokens go back (a refused spend).
+ */
+interface Settled {
+  outcome: Outcome;
+  keep?: { key: number | null; pool: number | null };
+  refund?: true;
+}
+
+function creditsSettled(v: Spend, spent: SpendResult): Settled {
+  const { deps, call, req, record, limits } = v;
   switch (spent.status) {
-    case "spent": {
-      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
-      const held = await hold(deps, req, record, v.cost, { keyCharged: true, identityId: null });
-      return answer({
-        deps,
-        call,
-        req,
-        record,
-        code: "VALID",
-        balance: spent.remaining,
-        limits,
-        spentCredits: v.cost,
-        ...held,
-      });
-    }
-    case "unlimited": {
-      const held = await hold(deps, req, record, v.cost, { keyCharged: false, identityId: null });
-      return answer({ deps, call, req, record, code: "VALID", balance: null, limits, ...held });
-    }
+    case "spent":
+      return {
+        keep: { key: spent.remaining, pool: null },
+        outcome: {
+          deps,
+          call,
+          req,
+          record,
+          code: "VALID",
+          balance: spent.remaining,
+          limits,
+          spentCredits: v.cost,
+        },
+      };
+    case "unlimited":
+      return { outcome: { deps, call, req, record, code: "VALID", balance: null, limits } };
     case "insufficient":
-      keepBalance(deps, v.entry, record, { key: spent.remaining, pool: null }, now, carryDerived);
-      return refusedSpend(v, { balance: spent.remaining });
+      return {
+        ...refusedSpend(v, { balance: spent.remaining }),
+        keep: { key: spent.remaining, pool: null },
+      };
     case "gone":
       return refusedSpend(v, "gone");
   }
+}
+
+/** Shows the balances a spend read in the cache, gives back tokens if refused, and answers. */
+async function settle(v: Spend, s: Settled): Promise<Answer> {
+  const { deps, decision, checks, now } = v;
+  if (s.keep) keepBalance(deps, v.entry, v.record, s.keep, now, carryDerived);
+  if (s.refund) await giveBack(deps, decision, checks, now);
+  return answer(s.outcome);
 }
 
 /**
  * A spend refused (a balance short: USAGE_EXCEEDED) or whose key went meanwhile (NOT_FOUND):
  * the tokens go back, and the answer reports the limits as they are then.
  */
-async function refusedSpend(
+function refusedSpend(
   v: Spend,
   shown: { balance: number | null; pool?: number | null } | "gone",
-): Promise<Answer> {
-  const { deps, call, req, record, decision, checks, limits, now } = v;
-  await giveBack(deps, decision, checks, now);
-  if (shown === "gone") return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
+): Settled {
+  const { deps, call, req, record, decision, checks, limits } = v;
+  if (shown === "gone") {
+    return { refund: true, outcome: { deps, call, req, record: null, code: "NOT_FOUND" } };
+  }
   const back = givenBack(decision, checks, limits);
-  return answer({ deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back });
+  return {
+    refund: true,
+    outcome: { deps, call, req, record, code: "USAGE_EXCEEDED", ...shown, limits: back },
+  };
 }
 
 /**
@@ -217,23 +259,50 @@ async function refusedSpend(
  * gives the tokens back. The cache shows the balances the spend read, as for a key's own.
  */
 async function spendFromPool(v: Spend): Promise<Answer> {
-  const { deps, call, req, record, limits, now } = v;
+  const { deps, record } = v;
+  const identityId = record.identityId as string;
   const spent: PooledResult = await givingBackOnFailure(v, () =>
-    deps.credits.spendPooled(record.identityId as string, record.id, v.cost),
+    deps.once === undefined
+      ? deps.credits.spendPooled(identityId, record.id, v.cost)
+      : deps.once.spendPooled(identityId, record.id, v.cost, (r) =>
+          outcomeData(poolSettled(v, r).outcome),
+        ),
   );
+  const charged =
+    spent.status === "gone"
+      ? { keyCharged: false, identityId: null }
+      : {
+          keyCharged: spent.keyRemaining !== null,
+          identityId: spent.poolRemaining !== null ? v.record.identityId : null,
+        };
+  return settle(v, await held(v, poolSettled(v, spent), charged));
+}
+
+/**
+ * A VALID outcome of a verification with `credits.reserve`, with the reservation of what it
+ * charged (from the balances `charged` names) stored and its id in the answer.
+ */
+async function held(
+  v: Spend,
+  s: Settled,
+  charged: Pick<NewReservation, "keyCharged" | "identityId">,
+): Promise<Settled> {
+  if (s.outcome.code !== "VALID") return s;
+  const id = await hold(v.deps, v.req, v.record, v.cost, charged);
+  return { ...s, outcome: { ...s.outcome, ...id } };
+}
+
+function poolSettled(v: Spend, spent: PooledResult): Settled {
+  const { deps, call, req, record, limits } = v;
   if (spent.status === "gone") return refusedSpend(v, "gone");
-  const balances = { key: spent.keyRemaining, pool: spent.poolRemaining };
-  keepBalance(deps, v.entry, record, balances, now, carryDerived);
+  const keep = { key: spent.keyRemaining, pool: spent.poolRemaining };
   const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
-  if (spent.status === "spent") {
-    // Both balances may have become unlimited since the record was read: nothing was spent.
-    const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
-    const held = await hold(deps, req, record, v.cost, {
-      keyCharged: spent.keyRemaining !== null,
-      identityId: spent.poolRemaining !== null ? record.identityId : null,
-    });
-    return answer({
-      ...held,
+  if (spent.status !== "spent") return { ...refusedSpend(v, shown), keep };
+  // Both balances may have become unlimited since the record was read: nothing was spent.
+  const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
+  return {
+    keep,
+    outcome: {
       deps,
       call,
       req,
@@ -242,9 +311,8 @@ async function spendFromPool(v: Spend): Promise<Answer> {
       ...shown,
       limits,
       ...(charged ? { spentCredits: v.cost } : {}),
-    });
-  }
-  return refusedSpend(v, shown);
+    },
+  };
 }
 
 /**
@@ -402,6 +470,14 @@ interface Outcome {
   reservationId?: string;
 }
 
+/** The answer's data for an outcome. */
+function outcomeData(o: Outcome): AnswerData {
+  if (o.record === null) return notFoundData();
+  const data = keyData(o.record, o.code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
+  if (o.reservationId !== undefined) data.reservationId = o.reservationId;
+  return data;
+}
+
 /**
  * Records the verification event (never awaited) and the outcome metric, and answers. The
  * event belongs to the key's workspace, else the root key's. A verification with neither (an
@@ -411,11 +487,7 @@ interface Outcome {
 function answer(o: Outcome): Answer {
   const { deps, call, record, code } = o;
   deps.metrics.verified(code);
-  const data =
-    record === null
-      ? notFoundData()
-      : keyData(record, code, o.balance ?? null, o.limits ?? [], o.pool ?? null);
-  if (o.reservationId !== undefined) data.reservationId = o.reservationId;
+  const data = outcomeData(o);
   const workspaceId = record?.workspaceId ?? call.principal?.workspaceId;
   if (workspaceId === undefined) {
     deps.metrics.unattributed(code);

@@ -5,28 +5,40 @@ import {
   VerifyKeyResponseDataSchema,
   type VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
-import { idempotencyHash } from "../../domain/idempotency.js";
+import { IDEMPOTENCY_WINDOW_MS, idempotencyHash } from "../../domain/idempotency.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
-import type { LimitCheck, LimitDecision, Limiter } from "../../ratelimit/limiter.js";
 import type { Queryable } from "../../storage/db.js";
 import type { AnalyticsEvent } from "../../storage/queries/events.js";
+import { idempotencyRead } from "../../storage/queries/idempotency.js";
 import { reservationInsert } from "../../storage/queries/reservations.js";
 import type { Call } from "../call.js";
 import type { Deps } from "../deps.js";
-import { claimOrReplay, type IdempotentRequest, keepAnswer } from "../idempotency.js";
+import { claimOrReplay, type IdempotentRequest, keepAnswer, replayed } from "../idempotency.js";
+import { ClaimingSpends, ClaimLost } from "./claiming-spends.js";
+import { TokensTaken } from "./tokens-taken.js";
 import type { Reserving, VerifyDeps } from "./verify-key.js";
 
 type Answer = MessageInitShape<typeof VerifyKeyResponseSchema>;
 
 /**
  * A verification with an idempotency key: the first in the root key's workspace runs `run`
- * (steps 4 to 7 of verifyKey) inside one transaction that claims the key, spends the credits
- * (and stores a reservation) and stores the answer, so the charge and the record commit
- * together or not at all. A repeat (or a racing first call, on any node: it waits on the
- * claim) answers the stored data, the same reservationId included, and charges nothing: no
- * credits, no rate-limit tokens, no event, no second reservation. Each such verification is
- * its own transaction, not one of the grouped spends: the record must commit with its charge.
+ * (steps 4 to 7 of verifyKey) and stores its answer in the transaction that charges it, so
+ * the charge and the record commit together or not at all. A repeat answers the stored data
+ * and charges nothing: no credits, no rate-limit tokens, no event; one asking something else
+ * is 409.
+ *
+ * The key's record is read first, without a transaction: a stored answer is replayed at once.
+ * With no record, the verification runs as one without a key, and its credit spend claims
+ * the key and stores the answer in the grouped transaction of its key's (or pool's) spends
+ * (`verifyFirst`): on a hot key, many such verifications cost one transaction, not one each
+ * serialised on the balance's row lock. Only a record still in flight (its claimer has not
+ * committed) or a claim lost to a racing call takes the transaction of its own that waits on
+ * the claim (`verifyInTransaction`).
+ *
+ * A verification that reserves credits always takes that transaction of its own: its
+ * reservation is stored with its charge and its record, and a repeat answers the same
+ * reservationId and holds nothing more.
  */
 export async function verifyOnce(
   deps: Deps,
@@ -52,6 +64,82 @@ export async function verifyOnce(
       req,
     ),
   };
+  const expiredAt = deps.clock.now() - IDEMPOTENCY_WINDOW_MS;
+  const prior = await idempotencyRead(deps.db, request.workspaceId, idempotencyKey, expiredAt);
+  if (prior?.answer != null) {
+    return { data: replayed(prior, request, VerifyKeyResponseDataSchema) };
+  }
+  if (prior === undefined && req.credits?.reserve === undefined) {
+    const first = await verifyFirst(deps, request, run);
+    if (first !== undefined) return first;
+  }
+  return verifyClaimed(deps, request, run);
+}
+
+/**
+ * A verification whose key had no record: `run` as usual, its credit spend claiming the key
+ * (see `ClaimingSpends`). An outcome that never reaches a spend (NOT_FOUND, RATE_LIMITED, a
+ * key without credits, ...) claims the key and stores its answer in a short transaction
+ * afterwards; if another call claimed it meanwhile, that call's answer is given. Undefined
+ * when the spend's claim was lost: nothing was spent, the tokens went back, and the caller
+ * answers what the winner answered. Events are kept until the record committed.
+ */
+async function verifyFirst(
+  deps: Deps,
+  request: IdempotentRequest,
+  run: (d: VerifyDeps) => Promise<Answer>,
+): Promise<Answer | undefined> {
+  const events: AnalyticsEvent[] = [];
+  const limiter = new TokensTaken(deps.limiter);
+  const once = new ClaimingSpends(deps.credits, request, deps.clock);
+  let answer: Answer;
+  try {
+    answer = await run({
+      clock: deps.clock,
+      caches: deps.caches,
+      metrics: deps.metrics,
+      limiter,
+      credits: deps.credits,
+      events: { record: (e) => events.push(e) },
+      once,
+    });
+    if (!once.reached) {
+      const winner = await deps.db.transaction(async (tx) => {
+        const prior = await claimOrReplay(
+          tx,
+          request,
+          deps.clock.now(),
+          VerifyKeyResponseDataSchema,
+        );
+        if (prior === undefined) {
+          await keepAnswer(tx, request, VerifyKeyResponseDataSchema, answer.data ?? {});
+        }
+        return prior;
+      });
+      if (winner !== undefined) {
+        await limiter.giveBackAll();
+        return { data: winner };
+      }
+    }
+  } catch (err) {
+    await limiter.giveBackAll();
+    if (err instanceof ClaimLost) return undefined;
+    throw err;
+  }
+  for (const e of events) deps.events.record(e);
+  return answer;
+}
+
+/**
+ * The verification as one transaction that claims the key (waiting for a claimer in flight),
+ * runs `run` with its spends inside it unless a committed answer is there, and stores the
+ * answer.
+ */
+function verifyClaimed(
+  deps: Deps,
+  request: IdempotentRequest,
+  run: (d: VerifyDeps) => Promise<Answer>,
+): Promise<Answer> {
   return verifyInTransaction(deps, async (tx, d) => {
     const prior = await claimOrReplay(tx, request, deps.clock.now(), VerifyKeyResponseDataSchema);
     if (prior !== undefined) return { data: prior };
@@ -105,37 +193,4 @@ function reservationsIn(tx: Queryable, deps: Deps): Reserving {
       return id;
     },
   };
-}
-
-/**
- * A limiter that remembers the tokens its successful checks took and were not given back,
- * so that a verification whose transaction fails after its rate limits can return them.
- */
-class TokensTaken implements Limiter {
-  private taken: { checks: readonly LimitCheck[]; now: number }[] = [];
-
-  constructor(private readonly inner: Limiter) {}
-
-  async check(checks: readonly LimitCheck[], now: number): Promise<LimitDecision> {
-    const decision = await this.inner.check(checks, now);
-    // A failed decision takes nothing; a made-up one (backend unreachable) took nothing.
-    if (decision.success && !decision.degraded) this.taken.push({ checks, now });
-    return decision;
-  }
-
-  refund(checks: readonly LimitCheck[], now: number): Promise<void> {
-    this.taken = this.taken.filter((t) => t.checks !== checks);
-    return this.inner.refund(checks, now);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  /** Gives back whatever is still taken (once). */
-  async giveBackAll(): Promise<void> {
-    const taken = this.taken;
-    this.taken = [];
-    for (const t of taken) await this.inner.refund(t.checks, t.now);
-  }
 }

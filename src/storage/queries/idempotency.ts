@@ -101,3 +101,89 @@ export async function idempotencyDeleteExpired(
   );
   return rows[0]?.n ?? 0;
 }
+
+/** A record as read outside any transaction (an answer null: its claimer has not committed). */
+export type IdempotencyRecord = IdempotencyPrior;
+
+/**
+ * The live record of a key, read without a transaction or a lock: a stored answer can be
+ * replayed at once; a record without one belongs to a call still in flight.
+ */
+export async function idempotencyRead(
+  q: Queryable,
+  workspaceId: string,
+  key: string,
+  expiredAt: number,
+): Promise<IdempotencyRecord | undefined> {
+  const rows = await q.query<IdempotencyRecord>(
+    `select request_hash as "requestHash", answer
+     from idempotency_records
+     where workspace_id = $1
+       and idempotency_key = $2
+       and created_at > $3`,
+    [workspaceId, key, expiredAt],
+  );
+  return rows[0];
+}
+
+/** One key of a batch claim, with its claim instant (Unix ms). */
+export interface BatchClaim {
+  workspaceId: string;
+  key: string;
+  requestHash: string;
+  now: number;
+}
+
+/**
+ * Claims several keys (distinct) in one statement inside the caller's transaction, the way
+ * `idempotencyClaim` claims one, and says which this transaction now holds (by the index of
+ * `claims`). The rows are inserted in key order, so two batches racing for overlapping keys
+ * (on two nodes) wait on them in the same order and never deadlock. A key claimed by a
+ * transaction in flight waits for it: held if that one rolls back, not if it commits.
+ */
+export async function idempotencyClaimBatch(
+  tx: Queryable,
+  claims: readonly BatchClaim[],
+  expiredAt: number,
+): Promise<Set<number>> {
+  const rows = await tx.query<{ workspaceId: string; key: string }>(
+    `insert into idempotency_records as r
+       (workspace_id, idempotency_key, request_hash, answer, created_at)
+     select c.w, c.k, c.h, null, c.t
+     from unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) as c(w, k, h, t)
+     order by c.w, c.k
+     on conflict (workspace_id, idempotency_key) do update
+       set request_hash = excluded.request_hash, answer = null, created_at = excluded.created_at
+       where r.created_at <= $5
+     returning workspace_id as "workspaceId", idempotency_key as "key"`,
+    [
+      claims.map((c) => c.workspaceId),
+      claims.map((c) => c.key),
+      claims.map((c) => c.requestHash),
+      claims.map((c) => c.now),
+      expiredAt,
+    ],
+  );
+  const held = new Set(rows.map((r) => `${r.workspaceId}\u0000${r.key}`));
+  const won = new Set<number>();
+  claims.forEach((c, i) => {
+    if (held.has(`${c.workspaceId}\u0000${c.key}`)) won.add(i);
+  });
+  return won;
+}
+
+/** Stores the answers of keys this transaction claimed, in one statement. */
+export async function idempotencyStoreBatch(
+  tx: Queryable,
+  answers: readonly { workspaceId: string; key: string; answer: string }[],
+): Promise<void> {
+  if (answers.length === 0) return;
+  await tx.query(
+    `update idempotency_records r
+     set answer = a.answer
+     from unnest($1::text[], $2::text[], $3::text[]) as a(w, k, answer)
+     where r.workspace_id = a.w
+       and r.idempotency_key = a.k`,
+    [answers.map((a) => a.workspaceId), answers.map((a) => a.key), answers.map((a) => a.answer)],
+  );
+}
