@@ -6,13 +6,13 @@ import type { Queryable } from "../../storage/db.js";
 import {
   creditsLockHolders,
   creditsLockPool,
+  creditsPool,
   creditsWriteKey,
   creditsWritePool,
 } from "../../storage/queries/credits.js";
 import {
   type ReservationRow,
   reservationKeyBalance,
-  reservationPoolBalance,
   reservationSettle,
   type StoredSettlement,
 } from "../../storage/queries/reservations.js";
@@ -47,7 +47,7 @@ type Moved = Omit<StoredSettlement, "settledAt" | "expired">;
 /** Nothing moves: the balances are read only to report them. */
 async function settleInFull(tx: Queryable, r: ReservationRow, now: number): Promise<Moved> {
   const key = r.keyCharged ? await reservationKeyBalance(tx, r.keyId) : undefined;
-  const pool = r.identityId === null ? undefined : await reservationPoolBalance(tx, r.identityId);
+  const pool = r.identityId === null ? undefined : await creditsPool(tx, r.identityId, "read");
   return {
     used: r.amount,
     refunded: 0,

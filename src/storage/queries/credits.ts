@@ -131,17 +131,25 @@ export function creditsLockHolders(
  * Locks the credit pool of a live identity for the rest of the transaction and reads it;
  * undefined when the identity is gone (its keys then verify as identity-less).
  */
-export async function creditsLockPool(
+export function creditsLockPool(
   q: Queryable,
   identityId: string,
+): Promise<CreditState | undefined> {
+  return creditsPool(q, identityId, "lock");
+}
+
+/** The credit pool of a live identity, locked or only read; undefined once it is gone. */
+export async function creditsPool(
+  q: Queryable,
+  identityId: string,
+  how: "lock" | "read",
 ): Promise<CreditState | undefined> {
   const rows = await q.query<CreditState>(
     `select remaining, refill_amount as "refillAmount", refill_day as "refillDay",
        last_refill_at as "lastRefillAt"
      from identities
      where id = $1
-       and deleted_at is null
-     for update`,
+       and deleted_at is null${how === "lock" ? "\n     for update" : ""}`,
     [identityId],
   );
   return rows[0];

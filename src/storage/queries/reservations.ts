@@ -165,22 +165,6 @@ export async function reservationKeyBalance(
   return rows[0];
 }
 
-/** The credit pool of a live identity, without a lock (creditsLockPool takes one). */
-export async function reservationPoolBalance(
-  q: Queryable,
-  identityId: string,
-): Promise<CreditState | undefined> {
-  const rows = await q.query<CreditState>(
-    `select remaining, refill_amount as "refillAmount", refill_day as "refillDay",
-       last_refill_at as "lastRefillAt"
-     from identities
-     where id = $1
-       and deleted_at is null`,
-    [identityId],
-  );
-  return rows[0];
-}
-
 /** The hash of a key, to drop its cached records after its balance moved. */
 export async function reservationKeyHash(q: Queryable, keyId: string): Promise<string | undefined> {
   const rows = await q.query<{ hash: string }>(`select hash from keys where id = $1`, [keyId]);

@@ -1,66 +1,29 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { type App, startApp } from "../../../../src/app.js";
-import { loadConfig } from "../../../../src/config.js";
-import { scratchDirs, TEST_START_ENV } from "../../../cli/in-process.js";
-import { createTestDatabase } from "../../../harness/database.js";
-import { currentEngine } from "../../../harness/engine.js";
+import { acrossRestart } from "../../../harness/restart.js";
 
-// An idempotency record outlives the process that made it: a server started again on the same
-// database (PGlite's data directory opened again, or the same PostgreSQL database) answers a
-// repeat with the first outcome and charges nothing.
-
-const ROOT_KEY = "idempotency_restart_root_key_0123456789";
-const dataDir = scratchDirs("latchkey-idempotency-");
-
-/** POST /v2/<procedure> with the root key; the parsed body (the test fails unless 200). */
-async function ok(app: App, procedure: string, body: unknown) {
-  const res = await fetch(`${app.url}/v2/${procedure}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${ROOT_KEY}` },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: the test reads the answer's JSON as it comes
-  const json: any = await res.json();
-  expect(res.status, JSON.stringify(json)).toBe(200);
-  return json.data;
-}
+// An idempotency record lives in the database: a server started again on the same database
+// (PGlite's data directory opened again, or the same PostgreSQL database) answers a repeat
+// with the first outcome and charges nothing.
 
 describe("an idempotency record across a restart", () => {
   it("answers the repeat from the database after the server started again", async () => {
-    const engine = currentEngine();
-    const database = engine === "postgres" ? await createTestDatabase("postgres") : undefined;
-    const env: Record<string, string> = {
-      ...TEST_START_ENV,
-      LOG_LEVEL: "silent",
-      ROOT_KEY,
-      ...(database?.url ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir() }),
-    };
-    const start = () => startApp({ config: loadConfig(env), log: pino({ level: "silent" }) });
-    try {
-      let app = await start();
-      let body: { key: string; credits: { cost: number }; idempotencyKey: string };
-      let first: unknown;
-      let keyId: string;
-      try {
-        const { apiId } = await ok(app, "apis.createApi", { name: "restart" });
-        const created = await ok(app, "keys.createKey", { apiId, credits: { remaining: 10 } });
+    let body: unknown;
+    let first: unknown;
+    let keyId = "";
+    await acrossRestart(
+      "idempotency",
+      async ({ ok }) => {
+        const { apiId } = await ok("apis.createApi", { name: "restart" });
+        const created = await ok("keys.createKey", { apiId, credits: { remaining: 10 } });
         keyId = created.keyId;
         body = { key: created.key, credits: { cost: 2 }, idempotencyKey: "restart-1" };
-        first = await ok(app, "keys.verifyKey", body);
+        first = await ok("keys.verifyKey", body);
         expect(first).toMatchObject({ code: "VALID", credits: 8 });
-      } finally {
-        await app.stop();
-      }
-      app = await start();
-      try {
-        expect(await ok(app, "keys.verifyKey", body)).toEqual(first);
-        expect((await ok(app, "keys.getKey", { keyId })).credits.remaining).toBe(8);
-      } finally {
-        await app.stop();
-      }
-    } finally {
-      await database?.drop();
-    }
+      },
+      async ({ ok }) => {
+        expect(await ok("keys.verifyKey", body)).toEqual(first);
+        expect((await ok("keys.getKey", { keyId })).credits.remaining).toBe(8);
+      },
+    );
   });
 });
