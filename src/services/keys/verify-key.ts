@@ -198,24 +198,14 @@ interface Settled {
 }
 
 function creditsSettled(v: Spend, spent: SpendResult): Settled {
-  const { deps, call, req, record, limits } = v;
   switch (spent.status) {
     case "spent":
       return {
         keep: { key: spent.remaining, pool: null },
-        outcome: {
-          deps,
-          call,
-          req,
-          record,
-          code: "VALID",
-          balance: spent.remaining,
-          limits,
-          spentCredits: v.cost,
-        },
+        outcome: validOutcome(v, { balance: spent.remaining }, v.cost),
       };
     case "unlimited":
-      return { outcome: { deps, call, req, record, code: "VALID", balance: null, limits } };
+      return { outcome: validOutcome(v, { balance: null }) };
     case "insufficient":
       return {
         ...refusedSpend(v, { balance: spent.remaining }),
@@ -224,6 +214,17 @@ function creditsSettled(v: Spend, spent: SpendResult): Settled {
     case "gone":
       return refusedSpend(v, "gone");
   }
+}
+
+/** The VALID outcome of a spend: the balances it shows, and the credits it took if any. */
+function validOutcome(
+  v: Spend,
+  shown: { balance: number | null; pool?: number | null },
+  spentCredits?: number,
+): Outcome {
+  const { deps, call, req, record, limits } = v;
+  const spent = spentCredits === undefined ? {} : { spentCredits };
+  return { deps, call, req, record, code: "VALID", ...shown, limits, ...spent };
 }
 
 /** Shows the balances a spend read in the cache, gives back tokens if refused, and answers. */
@@ -293,26 +294,13 @@ async function held(
 }
 
 function poolSettled(v: Spend, spent: PooledResult): Settled {
-  const { deps, call, req, record, limits } = v;
   if (spent.status === "gone") return refusedSpend(v, "gone");
   const keep = { key: spent.keyRemaining, pool: spent.poolRemaining };
   const shown = { balance: spent.keyRemaining, pool: spent.poolRemaining };
   if (spent.status !== "spent") return { ...refusedSpend(v, shown), keep };
   // Both balances may have become unlimited since the record was read: nothing was spent.
   const charged = spent.keyRemaining !== null || spent.poolRemaining !== null;
-  return {
-    keep,
-    outcome: {
-      deps,
-      call,
-      req,
-      record,
-      code: "VALID",
-      ...shown,
-      limits,
-      ...(charged ? { spentCredits: v.cost } : {}),
-    },
-  };
+  return { keep, outcome: validOutcome(v, shown, charged ? v.cost : undefined) };
 }
 
 /**
