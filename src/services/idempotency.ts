@@ -69,5 +69,13 @@ export function keepAnswer<Desc extends DescMessage>(
   schema: Desc,
   data: MessageInitShape<Desc>,
 ): Promise<void> {
-  return idempotencyStore(tx, r.workspaceId, r.key, toJsonString(schema, create(schema, data)));
+  return idempotencyStore(tx, r.workspaceId, r.key, answerText(schema, data));
+}
+
+/** Answer data as a record keeps it (protobuf JSON, what `replayed` decodes). */
+export function answerText<Desc extends DescMessage>(
+  schema: Desc,
+  data: MessageInitShape<Desc>,
+): string {
+  return toJsonString(schema, create(schema, data));
 }

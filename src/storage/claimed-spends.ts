@@ -1,6 +1,7 @@
 import type { Db, Queryable } from "./db.js";
 import {
   type BatchClaim,
+  claimId,
   idempotencyClaimBatch,
   idempotencyStoreBatch,
 } from "./queries/idempotency.js";
@@ -79,7 +80,7 @@ function firstOfEachKey(batch: readonly { claim: BatchClaim }[]): number[] {
   const seen = new Set<string>();
   const firsts: number[] = [];
   batch.forEach((s, i) => {
-    const id = `${s.claim.workspaceId}\u0000${s.claim.key}`;
+    const id = claimId(s.claim);
     if (seen.has(id)) return;
     seen.add(id);
     firsts.push(i);

@@ -1,8 +1,8 @@
-import { create, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { VerifyKeyResponseDataSchema } from "../../../gen/latchkey/v2/keys_pb.js";
 import type { Clock } from "../../domain/clock.js";
 import type { CreditSpender, PooledResult, SpendResult } from "../../storage/credit-spender.js";
-import type { IdempotentRequest } from "../idempotency.js";
+import { answerText, type IdempotentRequest } from "../idempotency.js";
 
 type AnswerData = MessageInitShape<typeof VerifyKeyResponseDataSchema>;
 
@@ -82,7 +82,7 @@ function won<R>(r: R | undefined): R {
   return r;
 }
 
-/** The answer data as stored (protobuf JSON, as `keepAnswer` stores it). */
+/** The answer data as a record keeps it. */
 function stored(data: AnswerData): string {
-  return toJsonString(VerifyKeyResponseDataSchema, create(VerifyKeyResponseDataSchema, data));
+  return answerText(VerifyKeyResponseDataSchema, data);
 }

@@ -89,20 +89,11 @@ async function verifyFirst(
   request: IdempotentRequest,
   run: (d: VerifyDeps) => Promise<Answer>,
 ): Promise<Answer | undefined> {
-  const events: AnalyticsEvent[] = [];
-  const limiter = new TokensTaken(deps.limiter);
+  const held = new HeldBack(deps);
   const once = new ClaimingSpends(deps.credits, request, deps.clock);
   let answer: Answer;
   try {
-    answer = await run({
-      clock: deps.clock,
-      caches: deps.caches,
-      metrics: deps.metrics,
-      limiter,
-      credits: deps.credits,
-      events: { record: (e) => events.push(e) },
-      once,
-    });
+    answer = await run(held.verifyDeps({ credits: deps.credits, once }));
     if (!once.reached) {
       const winner = await deps.db.transaction(async (tx) => {
         const prior = await claimOrReplay(
@@ -117,16 +108,16 @@ async function verifyFirst(
         return prior;
       });
       if (winner !== undefined) {
-        await limiter.giveBackAll();
+        await held.giveBack();
         return { data: winner };
       }
     }
   } catch (err) {
-    await limiter.giveBackAll();
+    await held.giveBack();
     if (err instanceof ClaimLost) return undefined;
     throw err;
   }
-  for (const e of events) deps.events.record(e);
+  held.release();
   return answer;
 }
 
@@ -159,27 +150,55 @@ export async function verifyInTransaction(
   deps: Deps,
   run: (tx: Queryable, d: VerifyDeps) => Promise<Answer>,
 ): Promise<Answer> {
-  const events: AnalyticsEvent[] = [];
-  const limiter = new TokensTaken(deps.limiter);
+  const held = new HeldBack(deps);
   let answer: Answer;
   try {
     answer = await deps.db.transaction((tx) =>
-      run(tx, {
-        clock: deps.clock,
-        caches: deps.caches,
-        metrics: deps.metrics,
-        limiter,
-        credits: deps.credits.within(tx),
-        events: { record: (e) => events.push(e) },
-        reservations: reservationsIn(tx, deps),
-      }),
+      run(
+        tx,
+        held.verifyDeps({
+          credits: deps.credits.within(tx),
+          reservations: reservationsIn(tx, deps),
+        }),
+      ),
     );
   } catch (err) {
-    await limiter.giveBackAll();
+    await held.giveBack();
     throw err;
   }
-  for (const e of events) deps.events.record(e);
+  held.release();
   return answer;
+}
+
+/**
+ * What a verification does beyond its answer, held back until its charge and record commit:
+ * its events (recorded only then) and the rate-limit tokens it took (given back if they do
+ * not commit, or if another call's answer is the one to give).
+ */
+class HeldBack {
+  private readonly events: AnalyticsEvent[] = [];
+  private readonly limiter: TokensTaken;
+
+  constructor(private readonly deps: Deps) {
+    this.limiter = new TokensTaken(deps.limiter);
+  }
+
+  /** What steps 4 to 7 use, with these held back and the spending of `spending`. */
+  verifyDeps(spending: Pick<VerifyDeps, "credits" | "once" | "reservations">): VerifyDeps {
+    const { clock, caches, metrics } = this.deps;
+    const events = { record: (e: AnalyticsEvent) => void this.events.push(e) };
+    return { clock, caches, metrics, limiter: this.limiter, events, ...spending };
+  }
+
+  /** The verification happened: its events are recorded. */
+  release(): void {
+    for (const e of this.events) this.deps.events.record(e);
+  }
+
+  /** It did not (or another call's answer stands): the tokens it took go back. */
+  giveBack(): Promise<void> {
+    return this.limiter.giveBackAll();
+  }
 }
 
 /** Reservations stored in `tx`, held for RESERVATION_TTL_S from now. */

@@ -32,25 +32,11 @@ export async function idempotencyClaim(
   tx: Queryable,
   c: IdempotencyClaim,
 ): Promise<IdempotencyPrior | undefined> {
-  const claimed = await tx.query(
-    `insert into idempotency_records as r
-       (workspace_id, idempotency_key, request_hash, answer, created_at)
-     values ($1, $2, $3, null, $4)
-     on conflict (workspace_id, idempotency_key) do update
-       set request_hash = excluded.request_hash, answer = null, created_at = excluded.created_at
-       where r.created_at <= $5
-     returning 1`,
-    [c.workspaceId, c.key, c.requestHash, c.now, c.expiredAt],
-  );
-  if (claimed.length > 0) return undefined;
-  const rows = await tx.query<IdempotencyPrior>(
-    `select request_hash as "requestHash", answer
-     from idempotency_records
-     where workspace_id = $1
-       and idempotency_key = $2`,
-    [c.workspaceId, c.key],
-  );
-  const prior = rows[0];
+  const { expiredAt, ...claim } = c;
+  const won = await idempotencyClaimBatch(tx, [claim], expiredAt);
+  if (won.size > 0) return undefined;
+  // Not taken over, so the record is live.
+  const prior = await idempotencyRead(tx, c.workspaceId, c.key, expiredAt);
   if (!prior) throw new Error("an idempotency record that conflicted is missing");
   return prior;
 }
@@ -102,20 +88,17 @@ export async function idempotencyDeleteExpired(
   return rows[0]?.n ?? 0;
 }
 
-/** A record as read outside any transaction (an answer null: its claimer has not committed). */
-export type IdempotencyRecord = IdempotencyPrior;
-
 /**
- * The live record of a key, read without a transaction or a lock: a stored answer can be
- * replayed at once; a record without one belongs to a call still in flight.
+ * The live record of a key. Read without a transaction or a lock, a stored answer can be
+ * replayed at once, and a record without one belongs to a call still in flight.
  */
 export async function idempotencyRead(
   q: Queryable,
   workspaceId: string,
   key: string,
   expiredAt: number,
-): Promise<IdempotencyRecord | undefined> {
-  const rows = await q.query<IdempotencyRecord>(
+): Promise<IdempotencyPrior | undefined> {
+  const rows = await q.query<IdempotencyPrior>(
     `select request_hash as "requestHash", answer
      from idempotency_records
      where workspace_id = $1
@@ -164,12 +147,17 @@ export async function idempotencyClaimBatch(
       expiredAt,
     ],
   );
-  const held = new Set(rows.map((r) => `${r.workspaceId}\u0000${r.key}`));
+  const held = new Set(rows.map(claimId));
   const won = new Set<number>();
   claims.forEach((c, i) => {
-    if (held.has(`${c.workspaceId}\u0000${c.key}`)) won.add(i);
+    if (held.has(claimId(c))) won.add(i);
   });
   return won;
+}
+
+/** One string per idempotency key of a workspace. */
+export function claimId(c: { workspaceId: string; key: string }): string {
+  return `${c.workspaceId}\u0000${c.key}`;
 }
 
 /** Stores the answers of keys this transaction claimed, in one statement. */
