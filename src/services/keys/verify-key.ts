@@ -182,8 +182,10 @@ async function spendCredits(v: Spend): Promise<Answer> {
           outcomeData(creditsSettled(v, r).outcome),
         ),
   );
+  const settled = creditsSettled(v, spent);
+  if (v.req.credits?.reserve === undefined) return settle(v, settled);
   const charged = { keyCharged: spent.status === "spent", identityId: null };
-  return settle(v, await held(v, creditsSettled(v, spent), charged));
+  return settle(v, await held(v, settled, charged));
 }
 
 /**
@@ -269,6 +271,8 @@ async function spendFromPool(v: Spend): Promise<Answer> {
           outcomeData(poolSettled(v, r).outcome),
         ),
   );
+  const settled = poolSettled(v, spent);
+  if (v.req.credits?.reserve === undefined) return settle(v, settled);
   const charged =
     spent.status === "gone"
       ? { keyCharged: false, identityId: null }
@@ -276,12 +280,13 @@ async function spendFromPool(v: Spend): Promise<Answer> {
           keyCharged: spent.keyRemaining !== null,
           identityId: spent.poolRemaining !== null ? v.record.identityId : null,
         };
-  return settle(v, await held(v, poolSettled(v, spent), charged));
+  return settle(v, await held(v, settled, charged));
 }
 
 /**
  * A VALID outcome of a verification with `credits.reserve`, with the reservation of what it
- * charged (from the balances `charged` names) stored and its id in the answer.
+ * charged (from the balances `charged` names) stored and its id in the answer. Only for a
+ * reserving verification: the others go on without the extra step.
  */
 async function held(
   v: Spend,
