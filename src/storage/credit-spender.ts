@@ -234,7 +234,7 @@ export class CreditSpender implements CreditSpending {
     const now = this.clock.now();
     // With claims in flight, the holders of every member are locked in the same round trip;
     // then only the members that hold their claim spend.
-    const locking = this.lockHolders(tx, [...new Set(members.map((p) => p.keyId))]);
+    const locking = lockHolders(tx, [...new Set(members.map((p) => p.keyId))]);
     const [holders, batch] = await Promise.all([locking, claims?.claimed ?? members]);
     if (batch.length === 0) return [];
     const stored = await creditsLockPool(tx, identityId);
@@ -276,19 +276,6 @@ export class CreditSpender implements CreditSpending {
     await Promise.all(writes);
     return results;
   }
-
-  /** The locked holders by verified key, following balances a reroll moved meanwhile. */
-  private async lockHolders(
-    tx: Queryable,
-    keyIds: readonly string[],
-  ): Promise<Map<string, LockedHolder>> {
-    for (let hop = 0; hop < MAX_HOPS; hop++) {
-      const rows = await creditsLockHolders(tx, keyIds);
-      // A reroll that committed after this statement began moved a balance: read again.
-      if (rows.every((r) => r.movedTo === null)) return new Map(rows.map((r) => [r.keyId, r]));
-    }
-    throw new Error(`a balance spent from identity pool moved ${MAX_HOPS} times during one spend`);
-  }
 }
 
 /** Claimed spends whose claim statement was sent, and what to write for their results. */
@@ -296,6 +283,22 @@ interface ClaimsInFlight {
   /** The members that hold their claim, once the claim statement answered. */
   claimed: Promise<readonly Spend[]>;
   alongside: (results: readonly PooledResult[]) => Promise<void>;
+}
+
+/**
+ * The locked balance holders of `keyIds` by verified key, following balances a reroll moved
+ * meanwhile (a reroll that committed after the locking statement began: read again). A key
+ * gone has no entry.
+ */
+export async function lockHolders(
+  tx: Queryable,
+  keyIds: readonly string[],
+): Promise<Map<string, LockedHolder>> {
+  for (let hop = 0; hop < MAX_HOPS; hop++) {
+    const rows = await creditsLockHolders(tx, keyIds);
+    if (rows.every((r) => r.movedTo === null)) return new Map(rows.map((r) => [r.keyId, r]));
+  }
+  throw new Error(`a balance of ${keyIds.join(", ")} moved ${MAX_HOPS} times while locked`);
 }
 
 /** Whether applying refills changed holder `id`'s stored state (then it must be written). */

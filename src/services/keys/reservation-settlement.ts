@@ -2,9 +2,9 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SettleCreditsResponseDataSchema } from "../../../gen/latchkey/v2/keys_pb.js";
 import { applyRefill, type CreditState } from "../../domain/credits.js";
 import { type Settlement, settle, settledBalance } from "../../domain/reservations.js";
+import { lockHolders } from "../../storage/credit-spender.js";
 import type { Queryable } from "../../storage/db.js";
 import {
-  creditsLockHolders,
   creditsLockPool,
   creditsPool,
   creditsWriteKey,
@@ -16,9 +16,6 @@ import {
   reservationSettle,
   type StoredSettlement,
 } from "../../storage/queries/reservations.js";
-
-/** Moves of a balance a settlement follows before giving up (each needs a concurrent reroll). */
-const MAX_HOPS = 8;
 
 /**
  * Settles reservation `r`, whose row the caller's transaction has locked and found unsettled:
@@ -64,7 +61,7 @@ async function settleMoving(
   used: number,
   now: number,
 ): Promise<Moved> {
-  const holder = r.keyCharged ? await lockHolder(tx, r.keyId) : undefined;
+  const holder = r.keyCharged ? (await lockHolders(tx, [r.keyId])).get(r.keyId) : undefined;
   const storedPool = r.identityId === null ? undefined : await creditsLockPool(tx, r.identityId);
   const key = holder === undefined ? undefined : applyRefill(holder, now);
   const pool = storedPool === undefined ? undefined : applyRefill(storedPool, now);
@@ -98,15 +95,6 @@ async function write(
     await store(after, state.lastRefillAt);
   }
   return after;
-}
-
-/** The key's balance holder, locked, following a balance a reroll moved meanwhile. */
-async function lockHolder(tx: Queryable, keyId: string) {
-  for (let hop = 0; hop < MAX_HOPS; hop++) {
-    const [row] = await creditsLockHolders(tx, [keyId]);
-    if (row === undefined || row.movedTo === null) return row;
-  }
-  throw new Error(`the balance of ${keyId} moved ${MAX_HOPS} times during one settlement`);
 }
 
 function remainingOf(state: CreditState | undefined, now: number): number | null {
