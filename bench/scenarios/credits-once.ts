@@ -15,9 +15,8 @@ import { ms, num, table, verdict } from "../lib/markdown.ts";
 import { defineScenario, noArgs, setting } from "../lib/scenario.ts";
 import { withLatchkey } from "../lib/server.ts";
 import { median, ratio } from "../lib/stats.ts";
+import { GENERATOR_CPU, SERVER_CPU } from "./verify/fixed-rate.ts";
 
-const SERVER_CPU = 0;
-const GENERATOR_CPU = 1;
 const START = 100_000_000;
 /** Idempotent over plain, CPU per request (server and backends): at most this. */
 export const CREDITS_ONCE_TARGET = 1.5;

@@ -29,7 +29,7 @@ import {
 } from "./fixed-rate-summary.ts";
 
 export const SERVER_CPU = 0;
-const GENERATOR_CPU = 1;
+export const GENERATOR_CPU = 1;
 /** Keep-alive connections of the /v2 door's load; HTTP/2 connections of the gRPC load. */
 export const CONNECTIONS = { json: 50, grpc: 10 } as const;
 /** The credited key's balance: far more than any run verifies. */
