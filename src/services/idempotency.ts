@@ -6,7 +6,7 @@ import {
   type MessageShape,
   toJsonString,
 } from "@bufbuild/protobuf";
-import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
+import { IDEMPOTENCY_WINDOW_MS, idempotencyHash } from "../domain/idempotency.js";
 import { errors } from "../errors/service-error.js";
 import type { Queryable } from "../storage/db.js";
 import {
@@ -21,6 +21,21 @@ export interface IdempotentRequest {
   key: string;
   /** `idempotencyHash` of the request. */
   requestHash: string;
+}
+
+/**
+ * Request `req` of `procedure` with idempotency key `key`, from a root key (`caller`) of a
+ * workspace: the key is the workspace's, the hash tells the caller and what it asks.
+ */
+export function idempotentRequest<Desc extends DescMessage>(
+  procedure: string,
+  caller: { workspaceId: string; rootKeyId: string },
+  schema: Desc,
+  req: MessageShape<Desc> & { idempotencyKey?: string },
+  key: string,
+): IdempotentRequest {
+  const requestHash = idempotencyHash(procedure, caller.rootKeyId, schema, req);
+  return { workspaceId: caller.workspaceId, key, requestHash };
 }
 
 /**

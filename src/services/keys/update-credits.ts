@@ -8,13 +8,12 @@ import {
   type UpdateCreditsResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
 import { applyRefill } from "../../domain/credits.js";
-import { idempotencyHash } from "../../domain/idempotency.js";
 import { errors } from "../../errors/service-error.js";
 import { keyWrite } from "../../storage/queries/keys.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
-import { claimOrReplay, type IdempotentRequest, keepAnswer } from "../idempotency.js";
+import { claimOrReplay, idempotentRequest, keepAnswer } from "../idempotency.js";
 import { mutate } from "../mutation.js";
 import { creditsHolder, writeHolder } from "./credits-holder.js";
 import { toCreditsMessage } from "./credits-input.js";
@@ -41,19 +40,16 @@ export async function updateCredits(
   const { workspaceId, rootKeyId } = principalOf(ctx);
   const found = await findKey(deps.db, workspaceId, req.keyId);
   authorize(ctx, { apiId: found.apiId });
-  const once: IdempotentRequest | undefined =
+  const once =
     req.idempotencyKey === undefined
       ? undefined
-      : {
-          workspaceId,
-          key: req.idempotencyKey,
-          requestHash: idempotencyHash(
-            "keys.updateCredits",
-            rootKeyId,
-            UpdateCreditsRequestSchema,
-            req,
-          ),
-        };
+      : idempotentRequest(
+          "keys.updateCredits",
+          { workspaceId, rootKeyId },
+          UpdateCreditsRequestSchema,
+          req,
+          req.idempotencyKey,
+        );
   const data = await mutate(deps, ctx, async (tx, change) => {
     if (once !== undefined) {
       const prior = await claimOrReplay(tx, once, change.now, CreditsSchema);

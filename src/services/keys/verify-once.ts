@@ -5,7 +5,7 @@ import {
   VerifyKeyResponseDataSchema,
   type VerifyKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
-import { IDEMPOTENCY_WINDOW_MS, idempotencyHash } from "../../domain/idempotency.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../../domain/idempotency.js";
 import { newId } from "../../domain/ids.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
@@ -14,7 +14,13 @@ import { idempotencyRead } from "../../storage/queries/idempotency.js";
 import { reservationInsert } from "../../storage/queries/reservations.js";
 import type { Call } from "../call.js";
 import type { Deps } from "../deps.js";
-import { claimOrReplay, type IdempotentRequest, keepAnswer, replayed } from "../idempotency.js";
+import {
+  claimOrReplay,
+  type IdempotentRequest,
+  idempotentRequest,
+  keepAnswer,
+  replayed,
+} from "../idempotency.js";
 import { ClaimingSpends, ClaimLost } from "./claiming-spends.js";
 import { TokensTaken } from "./tokens-taken.js";
 import type { Reserving, VerifyDeps } from "./verify-key.js";
@@ -54,16 +60,13 @@ export async function verifyOnce(
       "needs a root key: idempotency keys are kept per workspace, the root key's",
     );
   }
-  const request: IdempotentRequest = {
-    workspaceId: principal.workspaceId,
-    key: idempotencyKey,
-    requestHash: idempotencyHash(
-      "keys.verifyKey",
-      principal.rootKeyId,
-      VerifyKeyRequestSchema,
-      req,
-    ),
-  };
+  const request = idempotentRequest(
+    "keys.verifyKey",
+    principal,
+    VerifyKeyRequestSchema,
+    req,
+    idempotencyKey,
+  );
   const expiredAt = deps.clock.now() - IDEMPOTENCY_WINDOW_MS;
   const prior = await idempotencyRead(deps.db, request.workspaceId, idempotencyKey, expiredAt);
   if (prior?.answer != null) {
