@@ -1,5 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { EventCounts } from "./analytics/event-buffer.js";
+import { LabelledHistogram } from "./metrics-histogram.js";
 
 /** The Prometheus metrics of one server, in a registry of its own. */
 export interface Metrics {
@@ -28,13 +29,13 @@ const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "latchkey_" });
-  const duration = new Histogram({
-    name: "latchkey_request_duration_seconds",
-    help: "Latency of calls by procedure, door and HTTP status.",
-    labelNames: ["procedure", "door", "status"] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  });
+  const duration = new LabelledHistogram(
+    "latchkey_request_duration_seconds",
+    "Latency of calls by procedure, door and HTTP status.",
+    ["procedure", "door", "status"] as const,
+    DURATION_BUCKETS,
+    registry,
+  );
   // Outcomes are counted here and handed to prom-client when it collects: a labelled inc()
   // validates and hashes its labels on every call, which the verification path cannot afford.
   const pending = new Map<string, number>();
@@ -89,7 +90,7 @@ export function createMetrics(): Metrics {
     connectionsRefused,
     connectionsOpen,
     observe: (procedure, door, status, seconds) =>
-      duration.observe({ procedure, door, status: String(status) }, seconds),
+      duration.observe(procedure, door, String(status), seconds),
     verified(code) {
       pending.set(code, (pending.get(code) ?? 0) + 1);
     },

@@ -1,3 +1,4 @@
+import { AggregatorRegistry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   createMetrics,
@@ -55,6 +56,51 @@ describe("createMetrics", () => {
       'latchkey_request_duration_seconds_bucket{le="0.001",procedure="keys.verifyKey",door="json",status="200"} 1',
     );
     expect(text).toContain("# TYPE latchkey_request_duration_seconds histogram");
+  });
+
+  it("answers the duration histogram in Prometheus' text form: cumulative buckets, +Inf, sum and count", async () => {
+    const m = createMetrics();
+    m.observe("keys.verifyKey", "json", 200, 0.0004);
+    m.observe("keys.verifyKey", "json", 200, 0.003);
+    m.observe("keys.verifyKey", "json", 200, 7);
+    m.observe("apis.getApi", "grpc", 404, 0.001);
+    const lines = (await m.registry.metrics())
+      .split("\n")
+      .filter((l) => l.startsWith("latchkey_request_duration_seconds"));
+    const series = '{procedure="keys.verifyKey",door="json",status="200"}';
+    const bucket = (le: string) =>
+      `latchkey_request_duration_seconds_bucket{le="${le}",procedure="keys.verifyKey",door="json",status="200"}`;
+    expect(lines).toContain(`${bucket("0.0005")} 1`);
+    expect(lines).toContain(`${bucket("0.0025")} 1`);
+    expect(lines).toContain(`${bucket("0.005")} 2`);
+    expect(lines).toContain(`${bucket("2.5")} 2`);
+    expect(lines).toContain(`${bucket("+Inf")} 3`);
+    expect(lines).toContain(`latchkey_request_duration_seconds_sum${series} 7.0034`);
+    expect(lines).toContain(`latchkey_request_duration_seconds_count${series} 3`);
+    // A bound is inclusive, as Prometheus' `le` says.
+    expect(lines).toContain(
+      'latchkey_request_duration_seconds_bucket{le="0.001",procedure="apis.getApi",door="grpc",status="404"} 1',
+    );
+    // 12 bounds, +Inf, sum and count per label set.
+    expect(lines).toHaveLength(2 * 15);
+    m.registry.resetMetrics();
+    expect(await m.registry.metrics()).not.toContain("latchkey_request_duration_seconds_count");
+  });
+
+  it("sums the duration histogram of several workers, as the workers' /metrics does", async () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.observe("keys.verifyKey", "json", 200, 0.0004);
+    b.observe("keys.verifyKey", "json", 200, 0.0004);
+    b.observe("keys.verifyKey", "json", 200, 0.02);
+    const text = await AggregatorRegistry.aggregate([
+      await a.registry.getMetricsAsJSON(),
+      await b.registry.getMetricsAsJSON(),
+    ] as object[] as never).metrics();
+    const series = 'procedure="keys.verifyKey",door="json",status="200"';
+    expect(text).toContain(`latchkey_request_duration_seconds_count{${series}} 3`);
+    expect(text).toContain(`latchkey_request_duration_seconds_bucket{le="0.0005",${series}} 2`);
+    expect(text).toContain(`latchkey_request_duration_seconds_bucket{le="+Inf",${series}} 3`);
   });
 
   it("names every metric the Prometheus way: one latchkey_ prefix, _total counters, _seconds durations", async () => {
