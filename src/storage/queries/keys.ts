@@ -261,7 +261,8 @@ export async function keyFindForUpdate(q: Queryable, id: string): Promise<KeyRow
 
 /**
  * Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes);
- * returns those of them that can still verify at `now`.
+ * returns those of them that can still verify at `now`. Each copy is a balance its key did
+ * not hold before: the same statement records it in the credit ledger as adjusted.
  */
 export async function keyCopyCreditsToDependents(
   q: Queryable,
@@ -278,6 +279,12 @@ export async function keyCopyCreditsToDependents(
            credits_key_id = null
        where credits_key_id = $1
        returning ${TOUCHED}
+     ),
+     ledger as (
+       insert into credit_ledger (workspace_id, subject_id, at, spent, refilled, adjusted)
+       select workspace_id, id, $6, 0, 0, $2::bigint
+       from copied
+       where $2::bigint is not null and $2::bigint <> 0
      )
      ${verifiableIn("copied", "$6")}`,
     [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt, now],
