@@ -61,6 +61,8 @@ export async function updateCredits(
     const holder = await creditsHolder(tx, key);
     const stored = holder.remaining;
     const current = applyRefill(holder, change.now);
+    // Read before the change: with no refill due, `current` is `holder` itself.
+    const refilled = current.remaining;
     const value = req.value === undefined ? null : Number(req.value);
     let next = current;
     if (op === CreditsOperation.SET) {
@@ -88,7 +90,7 @@ export async function updateCredits(
     await writeHolder(tx, change, key, holder);
     if (holder.id === key.id) await keyWrite(tx, key);
     await creditLedgerAppend(tx, change.now, [
-      changeEntry(holder.id, stored, current.remaining, next.remaining),
+      changeEntry(holder.id, stored, refilled, next.remaining),
     ]);
     change.audit({
       event: "key.update",
