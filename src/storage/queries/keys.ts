@@ -291,18 +291,30 @@ export async function keyCopyCreditsToDependents(
   );
 }
 
-/** Moves keys' `last_used_at` forward to these times (never back). */
+/**
+ * Moves keys' `last_used_at` forward to these times (never back). The rows are locked in id
+ * order first, the order a pooled spend locks the balances of several keys in: an update in
+ * whatever order the plan visits them could hold one key a spend waits for while waiting for
+ * another that spend holds (a deadlock, which failed the verifications of the batch).
+ */
 export async function keysTouch(
   q: Queryable,
   uses: readonly { id: string; time: number }[],
 ): Promise<void> {
   if (uses.length === 0) return;
   await q.query(
-    `update keys k
-     set last_used_at = u.time
-     from jsonb_to_recordset($1::text::jsonb) as u(id text, time bigint)
-     where k.id = u.id
-       and (k.last_used_at is null or k.last_used_at < u.time)`,
+    `with due as (
+       select k.id, u.time
+       from keys k
+       join jsonb_to_recordset($1::text::jsonb) as u(id text, time bigint) on u.id = k.id
+       where k.last_used_at is null or k.last_used_at < u.time
+       order by k.id
+       for update of k
+     )
+     update keys k
+     set last_used_at = due.time
+     from due
+     where k.id = due.id`,
     [JSON.stringify(uses)],
   );
 }
