@@ -33,8 +33,8 @@ const GRANULARITY: Readonly<Record<number, StatementGranularity>> = {
  * The credit statement of a key or an identity's pool: for every UTC bucket of [start, end),
  * the ledger's sums (exact: entries are written with the balance moves they record) and the
  * verifications by outcome (from the analytics events, stored about every second). A key's
- * statement needs read_analytics on the key's API, found first (404 before 403, as getKey);
- * an identity's spans every API, so it needs the workspace-wide grant, checked first.
+ * statement needs read_analytics on the key's API, an identity's (its keys may be in any API)
+ * the workspace-wide grant; the key or identity is found first (404 before 403, as getKey).
  */
 export async function getCreditUsage(
   deps: Deps,
@@ -91,15 +91,15 @@ async function subjectOf(
     authorize(ctx, { apiId: key.apiId });
     return { keyId: key.id };
   }
-  authorize(ctx, { apiId: "*" });
-  if (req.identityId !== undefined) {
-    const identity = await findIdentity(deps.db, workspaceId, { identity: req.identityId });
-    // identityFind also matches an externalId; this field names an id only.
-    if (identity.id !== req.identityId) throw errors.identityNotFound();
-    return { identityId: identity.id };
+  const identity =
+    req.identityId !== undefined
+      ? await findIdentity(deps.db, workspaceId, { identity: req.identityId })
+      : await findIdentity(deps.db, workspaceId, { externalId: req.externalId as string });
+  // identityFind also matches an externalId by `identity`; identityId names an id only.
+  if (req.identityId !== undefined && identity.id !== req.identityId) {
+    throw errors.identityNotFound();
   }
-  const identity = await findIdentity(deps.db, workspaceId, {
-    externalId: req.externalId as string,
-  });
+  // An identity's keys may be in any API: its statement needs the workspace-wide grant.
+  authorize(ctx, { apiId: "*" });
   return { identityId: identity.id };
 }
