@@ -79,3 +79,26 @@ function nextBucket(g: StatementGranularity, t: number): number {
   const d = new Date(t);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
+
+/** A range of instants, [from, to) in Unix ms. */
+export type Range = readonly [from: number, to: number];
+
+/**
+ * Splits [start, end) into the buckets it covers whole (`whole`, bucket-aligned at both ends)
+ * and the parts of at most two buckets it covers in part (`partial`): the verification counts
+ * of whole buckets are read from the rollups, and only the partial ones from the raw events.
+ */
+export function splitRange(
+  g: StatementGranularity,
+  start: number,
+  end: number,
+): { whole: Range | undefined; partial: Range[] } {
+  const first = bucketStart(g, start);
+  const wholeFrom = first === start ? start : nextBucket(g, first);
+  const wholeTo = bucketStart(g, end);
+  if (wholeFrom >= wholeTo) return { whole: undefined, partial: [[start, end]] };
+  const partial: Range[] = [];
+  if (start < wholeFrom) partial.push([start, wholeFrom]);
+  if (wholeTo < end) partial.push([wholeTo, end]);
+  return { whole: [wholeFrom, wholeTo], partial };
+}

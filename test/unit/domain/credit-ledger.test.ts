@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { bucketCount, bucketStarts, changeEntry } from "../../../src/domain/credit-ledger.js";
+import {
+  bucketCount,
+  bucketStarts,
+  changeEntry,
+  splitRange,
+} from "../../../src/domain/credit-ledger.js";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -54,5 +59,34 @@ describe("statement buckets", () => {
         },
       ),
     );
+  });
+});
+
+describe("splitRange", () => {
+  const day = Date.UTC(2030, 4, 10);
+
+  it("reads whole buckets apart from the parts at either end", () => {
+    expect(splitRange("day", day + HOUR, day + 3 * DAY + HOUR)).toEqual({
+      whole: [day + DAY, day + 3 * DAY],
+      partial: [
+        [day + HOUR, day + DAY],
+        [day + 3 * DAY, day + 3 * DAY + HOUR],
+      ],
+    });
+    expect(splitRange("day", day, day + 2 * DAY)).toEqual({
+      whole: [day, day + 2 * DAY],
+      partial: [],
+    });
+  });
+
+  it("reads a range within one or two buckets' parts as it is", () => {
+    expect(splitRange("day", day + HOUR, day + 2 * HOUR)).toEqual({
+      whole: undefined,
+      partial: [[day + HOUR, day + 2 * HOUR]],
+    });
+    expect(splitRange("month", day, day + 40 * DAY)).toEqual({
+      whole: undefined,
+      partial: [[day, day + 40 * DAY]],
+    });
   });
 });

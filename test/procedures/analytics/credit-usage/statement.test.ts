@@ -64,7 +64,21 @@ describe("analytics.getCreditUsage", () => {
     // A range that starts inside a bucket counts only the moves at or after its start, in
     // the bucket holding the start.
     const late = await statementOf(s, { keyId: k.keyId }, t0 + 2 * HOUR, t0 + DAY, BY_DAY);
-    expect(late.map((b) => [b.time, b.spent])).toEqual([[t0, 2]]);
+    expect(late.map((b) => [b.time, b.spent, b.verifications])).toEqual([[t0, 2, { VALID: 1 }]]);
+    // Whole buckets and parts of buckets in one range: the counts agree with the moves.
+    const mixed = await statementOf(s, { keyId: k.keyId }, t0 + 2 * HOUR, t0 + DAY + 6 * HOUR);
+    expect(mixed.map((b) => [b.spent, b.verifications])).toEqual([
+      [2, { VALID: 1 }],
+      [4, { VALID: 1, USAGE_EXCEEDED: 1 }],
+    ]);
+    const hoursAcross = await statementOf(
+      s,
+      { keyId: k.keyId },
+      t0 + 1,
+      t0 + 4 * HOUR - 1,
+      BY_HOUR,
+    );
+    expect(hoursAcross.map((b) => b.verifications)).toEqual([{}, { VALID: 1 }, {}, { VALID: 1 }]);
     expectBalanced(days, 10, await balanceOf(s, k.keyId), "key");
   });
 
