@@ -413,7 +413,8 @@ export type CreditUsageBucket = Message<"latchkey.v2.CreditUsageBucket"> & {
 
   /**
    * Changes made by hand (keys.updateCredits, credits set by keys.updateKey or
-   * identities.updateIdentity, a balance moved by a reroll), signed.
+   * identities.updateIdentity, a balance moved by a reroll or copied to the keys that spent
+   * from a deleted key), signed.
    *
    * @generated from field: int64 adjusted = 4;
    */

@@ -158,5 +158,12 @@ describe("analytics.getCreditUsage", () => {
     const newStatement = await statementOf(s, { keyId: newKeyId }, t0, end);
     expect(totals(newStatement)).toEqual({ spent: 5, refilled: 0, adjusted: 35 });
     expectBalanced(newStatement, 0, await balanceOf(s, newKeyId), "new key");
+
+    // The new key deleted for good: the old one gets its own copy of the balance back.
+    await s.api.keys.deleteKey({ keyId: newKeyId, permanent: true });
+    await verify({ key: old.key, credits: { cost: 1n } });
+    const afterCopy = await statementOf(s, { keyId: old.keyId }, t0, end);
+    expect(totals(afterCopy)).toEqual({ spent: 6, refilled: 0, adjusted: -35 + 30 });
+    expectBalanced(afterCopy, 40, await balanceOf(s, old.keyId), "old key with its copy");
   });
 });
