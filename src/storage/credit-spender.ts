@@ -1,5 +1,4 @@
 import type { Clock } from "../domain/clock.js";
-import type { LedgerEntry } from "../domain/credit-ledger.js";
 import {
   applyRefill,
   type CreditState,
@@ -13,6 +12,7 @@ import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import { type ClaimedSpend, spendClaimed } from "./claimed-spends.js";
 import type { Db, Queryable } from "./db.js";
 import { GroupedCalls } from "./grouped-calls.js";
+import { pooledEntries } from "./pooled-entries.js";
 import { creditLedgerAppend } from "./queries/credit-ledger.js";
 import {
   type BatchSpend,
@@ -287,61 +287,6 @@ export class CreditSpender implements CreditSpending {
     await Promise.all(writes);
     return results;
   }
-}
-
-/** What one pooled batch found and left: the balances before and after, by holder. */
-interface PooledMoves {
-  /** The pool as stored, and with a due refill applied; `poolAfter` after the spends. */
-  stored: CreditState | undefined;
-  pool: CreditState;
-  poolAfter: number | null;
-  holders: ReadonlyMap<string, LockedHolder>;
-  /** The keys' balances with a due refill applied, by holder; `balances` after the spends. */
-  keys: ReadonlyMap<string, CreditState>;
-  balances: ReadonlyMap<string, number | null>;
-}
-
-/**
- * The ledger entries of a pooled batch: one for the pool and one for each key balance it
- * moved (what was taken and refilled), and one for each verified key without credits of its
- * own that took from a limited pool (its charges, so a key's statement shows what its
- * verifications cost).
- */
-function pooledEntries(
-  identityId: string,
-  m: PooledMoves,
-  present: readonly Spend[],
-  costs: readonly PooledCost[],
-  outcomes: readonly { taken: boolean }[],
-): LedgerEntry[] {
-  const entries: LedgerEntry[] = [];
-  if (m.pool.remaining !== null) {
-    entries.push({
-      subjectId: identityId,
-      spent: m.pool.remaining - (m.poolAfter as number),
-      refilled: m.pool.remaining - (m.stored?.remaining ?? m.pool.remaining),
-      adjusted: 0,
-    });
-  }
-  const stored = new Map([...m.holders.values()].map((h) => [h.holderId, h.remaining] as const));
-  for (const [id, k] of m.keys) {
-    if (k.remaining === null) continue;
-    entries.push({
-      subjectId: id,
-      spent: k.remaining - (m.balances.get(id) ?? k.remaining),
-      refilled: k.remaining - (stored.get(id) ?? k.remaining),
-      adjusted: 0,
-    });
-  }
-  if (m.pool.remaining === null) return entries;
-  const poolOnly = new Map<string, number>();
-  present.forEach((p, i) => {
-    if (costs[i]?.holder !== null || !outcomes[i]?.taken) return;
-    poolOnly.set(p.keyId, (poolOnly.get(p.keyId) ?? 0) + p.cost);
-  });
-  for (const [keyId, spent] of poolOnly)
-    entries.push({ subjectId: keyId, spent, refilled: 0, adjusted: 0 });
-  return entries;
 }
 
 /** Claimed spends whose claim statement was sent, and what to write for their results. */
