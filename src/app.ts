@@ -214,7 +214,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await deps.soleWorkspace.load();
     await bus.start(db);
     events.start();
-    const retention = scheduleRetention(db, clock, config.eventRetentionDays, log);
+    const retention = scheduleRetention(
+      db,
+      clock,
+      { eventDays: config.eventRetentionDays, creditLedgerDays: config.creditLedgerRetentionDays },
+      log,
+    );
     const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
 
     const readiness = new Readiness(

@@ -2,6 +2,7 @@ import { bucketStart } from "../domain/analytics/rollups.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
+import { creditLedgerDeleteBefore } from "../storage/queries/credit-ledger.js";
 import { EVENT_TABLES } from "../storage/queries/events.js";
 import { idempotencyDeleteExpired } from "../storage/queries/idempotency.js";
 import {
@@ -76,15 +77,44 @@ export async function expireIdempotencyRecords(db: Db, nowMs: number): Promise<n
   return deleted;
 }
 
+/** Ledger entries one delete statement removes at most (see IDEMPOTENCY_BATCH). */
+const LEDGER_BATCH = 5_000;
+/** Delete statements one pass runs at most; the rest goes in the next pass. */
+const LEDGER_BATCHES_PER_PASS = 100;
+
+/**
+ * Deletes credit ledger entries older than `days`, in bounded statements; answers how many
+ * went. Their own window, apart from analytics': statements are invoiced from, so they are
+ * kept longer by default. Harmless on several processes at once.
+ */
+export async function expireCreditLedger(db: Db, nowMs: number, days: number): Promise<number> {
+  const cutoff = nowMs - days * DAY_MS;
+  let deleted = 0;
+  for (let i = 0; i < LEDGER_BATCHES_PER_PASS; i++) {
+    const n = await creditLedgerDeleteBefore(db, cutoff, LEDGER_BATCH);
+    deleted += n;
+    if (n < LEDGER_BATCH) break;
+  }
+  return deleted;
+}
+
+/** How long each kind of record is kept, in days. */
+export interface RetentionDays {
+  /** Verification and rate-limit events and their rollups. */
+  eventDays: number;
+  /** Credit ledger entries. */
+  creditLedgerDays: number;
+}
+
 /**
  * Runs `applyRetention` now and then every hour until stopped, and with it the expiry of
  * idempotency records (an hourly pass leaves a record at most an hour past its 24 hours, and
- * it counts as absent meanwhile); failures are logged.
+ * it counts as absent meanwhile) and of credit ledger entries; failures are logged.
  */
 export function scheduleRetention(
   db: Db,
   clock: { now(): number },
-  days: number,
+  days: RetentionDays,
   log: Logger,
 ): { stop(): void; runNow(): Promise<RetentionResult | undefined> } {
   const runNow = async () => {
@@ -95,7 +125,13 @@ export function scheduleRetention(
       log.warn({ err }, "expiring idempotency records failed; retrying in an hour");
     }
     try {
-      const result = await applyRetention(db, clock.now(), days);
+      const deleted = await expireCreditLedger(db, clock.now(), days.creditLedgerDays);
+      if (deleted > 0) log.info({ deleted }, "expired credit ledger entries deleted");
+    } catch (err) {
+      log.warn({ err }, "expiring credit ledger entries failed; retrying in an hour");
+    }
+    try {
+      const result = await applyRetention(db, clock.now(), days.eventDays);
       if (result.droppedPartitions.length > 0 || result.deletedRollupRows > 0)
         log.info(result, "analytics retention applied");
       return result;

@@ -274,6 +274,10 @@ export const SETTINGS = {
     integer("EVENT_RETENTION_DAYS", 90, 1, 3650, "days analytics is kept"),
     "analytics older than this is removed from raw tables and rollups (checked hourly)",
   ),
+  creditLedgerRetentionDays: documented(
+    integer("CREDIT_LEDGER_RETENTION_DAYS", 400, 1, 3650, "days credit ledger entries are kept"),
+    "credit ledger entries (the credit columns of `analytics.getCreditUsage`) older than this are deleted (checked hourly); longer than analytics by default, as statements are invoiced from",
+  ),
   reservationTtlS: documented(
     integer("RESERVATION_TTL_S", 900, 1, 2_592_000, "seconds a credit reservation is held"),
     "seconds a credit reservation made by `keys.verifyKey` with `credits.reserve` is held; one not settled by then is settled in full (the amount reserved is kept) by a sweep that runs on every process",

@@ -12,6 +12,8 @@ import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import { type ClaimedSpend, spendClaimed } from "./claimed-spends.js";
 import type { Db, Queryable } from "./db.js";
 import { GroupedCalls } from "./grouped-calls.js";
+import { pooledEntries } from "./pooled-entries.js";
+import { creditLedgerAppend } from "./queries/credit-ledger.js";
 import {
   type BatchSpend,
   creditsLockHolders,
@@ -174,7 +176,8 @@ export class CreditSpender implements CreditSpending {
     // A committed state has no chains (a reroll repoints every key that spent from the old
     // key), so each hop needs another reroll committed in between: a few at most.
     for (let hop = 0; hop < MAX_HOPS; hop++) {
-      const r = await creditsSpendBatch(q, id, costs, refillBoundaries(this.clock.now()));
+      const now = this.clock.now();
+      const r = await creditsSpendBatch(q, id, costs, refillBoundaries(now), now);
       if (r.movedTo === null) return r;
       id = r.movedTo;
     }
@@ -272,6 +275,14 @@ export class CreditSpender implements CreditSpending {
         writes.push(creditsWriteKey(tx, id, after, k.lastRefillAt));
       }
     }
+    const moved = { stored, pool, poolAfter: walked.pool, holders, keys, balances };
+    writes.push(
+      creditLedgerAppend(
+        tx,
+        now,
+        pooledEntries(identityId, moved, present, costs, walked.outcomes),
+      ),
+    );
     if (claims) writes.push(claims.alongside(results));
     await Promise.all(writes);
     return results;

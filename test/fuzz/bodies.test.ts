@@ -357,6 +357,12 @@ const EXAMPLES: Record<string, (f: Fixture) => Body> = {
   "analytics.getVerifications": () => ({
     query: "select outcome, sum(count)::int as n from key_verifications_per_day_v1 group by 1",
   }),
+  "analytics.getCreditUsage": (f) => ({
+    keyId: f.keyId,
+    start: 0,
+    end: 3 * 86_400_000,
+    granularity: "day",
+  }),
   "analytics.listAuditLogs": (f) => ({ resourceId: f.apiId, limit: 10 }),
 };
 

@@ -396,6 +396,21 @@ const TABLE: Record<string, Row> = {
       ],
     ],
   },
+  "analytics.getCreditUsage": {
+    own: (d) => ({ keyId: d.keyId, start: 0, end: 86_400_000, granularity: "day" }),
+    foreign: [
+      [
+        "its key",
+        (f) => ({ keyId: f.keyId, start: 0, end: 86_400_000, granularity: "day" }),
+        notFound,
+      ],
+      [
+        "its identity",
+        (f) => ({ identityId: f.identityId, start: 0, end: 86_400_000, granularity: "day" }),
+        notFound,
+      ],
+    ],
+  },
   "analytics.listAuditLogs": {
     own: () => ({}),
     foreign: [["a filter on its API", (f) => ({ resourceId: f.apiId }), "empty"]],

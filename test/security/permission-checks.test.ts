@@ -130,6 +130,10 @@ const TABLE: Record<string, Row> = {
     needs: ["ratelimit.{namespaceId}.delete_override"],
     body: (w) => ({ namespace: w.namespace, identifier: w.identifier }),
   },
+  "analytics.getCreditUsage": {
+    needs: ["api.{apiId}.read_analytics"],
+    body: (w) => ({ keyId: w.keyId, start: 0, end: 86_400_000, granularity: "day" }),
+  },
   "analytics.listAuditLogs": { needs: ["audit.*.read"], body: () => ({}) },
   "identities.createIdentity": {
     needs: ["identity.*.create_identity"],

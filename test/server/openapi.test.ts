@@ -131,6 +131,7 @@ const SESSION = [
   "ratelimit.getOverride",
   "ratelimit.listOverrides",
   "analytics.getVerifications",
+  "analytics.getCreditUsage",
   "analytics.listAuditLogs",
   "liveness.check",
   "liveness.get",

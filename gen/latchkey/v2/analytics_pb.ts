@@ -2,8 +2,8 @@
 // @generated from file latchkey/v2/analytics.proto (package latchkey.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Pagination, ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/analytics.proto.
  */
 export const file_latchkey_v2_analytics: GenFile = /*@__PURE__*/
-  fileDesc("ChtsYXRjaGtleS92Mi9hbmFseXRpY3MucHJvdG8SC2xhdGNoa2V5LnYyIjYKF0dldFZlcmlmaWNhdGlvbnNSZXF1ZXN0EhsKBXF1ZXJ5GAEgASgJQgyiuxgICAEQARiAgAEicgoYR2V0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESLQoEZGF0YRgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBqq7GAIQASL1AgoUTGlzdEF1ZGl0TG9nc1JlcXVlc3QSGgoFc3RhcnQYASABKANCBqK7GAIoAEgAiAEBEhgKA2VuZBgCIAEoA0IGorsYAigASAGIAQESIAoIYWN0b3JfaWQYAyABKAlCCaK7GAUQARj/AUgCiAEBEh0KBWV2ZW50GAQgASgJQgmiuxgFEAEY/wFIA4gBARIjCgtyZXNvdXJjZV9pZBgFIAEoCUIJorsYBRABGP8BSASIAQESJQoNcmVzb3VyY2VfdHlwZRgGIAEoCUIJorsYBRABGP8BSAWIAQESHAoGY3Vyc29yGAcgASgJQgeiuxgDGIAISAaIAQESHAoFbGltaXQYCCABKAVCCKK7GAQoATBkSAeIAQFCCAoGX3N0YXJ0QgYKBF9lbmRCCwoJX2FjdG9yX2lkQggKBl9ldmVudEIOCgxfcmVzb3VyY2VfaWRCEAoOX3Jlc291cmNlX3R5cGVCCQoHX2N1cnNvckIICgZfbGltaXQimgEKFUxpc3RBdWRpdExvZ3NSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEisKBGRhdGEYAiADKAsyFS5sYXRjaGtleS52Mi5BdWRpdExvZ0IGqrsYAhABEisKCnBhZ2luYXRpb24YAyABKAsyFy5sYXRjaGtleS52Mi5QYWdpbmF0aW9uIvYBCghBdWRpdExvZxIKCgJpZBgBIAEoCRIMCgR0aW1lGAIgASgDEg0KBWV2ZW50GAMgASgJEiYKBWFjdG9yGAQgASgLMhcubGF0Y2hrZXkudjIuQXVkaXRBY3RvchIsCghyZXNvdXJjZRgFIAEoCzIaLmxhdGNoa2V5LnYyLkF1ZGl0UmVzb3VyY2USEwoLZGVzY3JpcHRpb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhsKDmNvcnJlbGF0aW9uX2lkGAggASgJSAGIAQFCDQoLX3JlcXVlc3RfaWRCEQoPX2NvcnJlbGF0aW9uX2lkIiYKCkF1ZGl0QWN0b3ISDAoEdHlwZRgBIAEoCRIKCgJpZBgCIAEoCSIpCg1BdWRpdFJlc291cmNlEgwKBHR5cGUYASABKAkSCgoCaWQYAiABKAkyyAMKEEFuYWx5dGljc1NlcnZpY2USxQIKEEdldFZlcmlmaWNhdGlvbnMSJC5sYXRjaGtleS52Mi5HZXRWZXJpZmljYXRpb25zUmVxdWVzdBolLmxhdGNoa2V5LnYyLkdldFZlcmlmaWNhdGlvbnNSZXNwb25zZSLjAcK7GN4BCAISGmFwaS57YXBpSWR9LnJlYWRfYW5hbHl0aWNzKhVpbnZhbGlkQW5hbHl0aWNzUXVlcnkqFWludmFsaWRBbmFseXRpY3NUYWJsZSoYaW52YWxpZEFuYWx5dGljc0Z1bmN0aW9uKhlpbnZhbGlkQW5hbHl0aWNzUXVlcnlUeXBlKhVxdWVyeUV4ZWN1dGlvblRpbWVvdXQqFnF1ZXJ5Um93c0xpbWl0RXhjZWVkZWQqGHF1ZXJ5TWVtb3J5TGltaXRFeGNlZWRlZCoScXVlcnlRdW90YUV4Y2VlZGVkEmwKDUxpc3RBdWRpdExvZ3MSIS5sYXRjaGtleS52Mi5MaXN0QXVkaXRMb2dzUmVxdWVzdBoiLmxhdGNoa2V5LnYyLkxpc3RBdWRpdExvZ3NSZXNwb25zZSIUwrsYEAgCEgxhdWRpdC4qLnJlYWRCfAoPY29tLmxhdGNoa2V5LnYyQg5BbmFseXRpY3NQcm90b1ABWiZsYXRjaGtleS9nZW4vZ28vbGF0Y2hrZXkvdjI7bGF0Y2hrZXl2MqICA0xYWKoCC0xhdGNoa2V5LlYyygILTGF0Y2hrZXlcVjLqAgxMYXRjaGtleTo6VjJiBnByb3RvMw", [file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_options]);
+  fileDesc("ChtsYXRjaGtleS92Mi9hbmFseXRpY3MucHJvdG8SC2xhdGNoa2V5LnYyIjYKF0dldFZlcmlmaWNhdGlvbnNSZXF1ZXN0EhsKBXF1ZXJ5GAEgASgJQgyiuxgICAEQARiAgAEicgoYR2V0VmVyaWZpY2F0aW9uc1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESLQoEZGF0YRgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBqq7GAIQASL1AgoUTGlzdEF1ZGl0TG9nc1JlcXVlc3QSGgoFc3RhcnQYASABKANCBqK7GAIoAEgAiAEBEhgKA2VuZBgCIAEoA0IGorsYAigASAGIAQESIAoIYWN0b3JfaWQYAyABKAlCCaK7GAUQARj/AUgCiAEBEh0KBWV2ZW50GAQgASgJQgmiuxgFEAEY/wFIA4gBARIjCgtyZXNvdXJjZV9pZBgFIAEoCUIJorsYBRABGP8BSASIAQESJQoNcmVzb3VyY2VfdHlwZRgGIAEoCUIJorsYBRABGP8BSAWIAQESHAoGY3Vyc29yGAcgASgJQgeiuxgDGIAISAaIAQESHAoFbGltaXQYCCABKAVCCKK7GAQoATBkSAeIAQFCCAoGX3N0YXJ0QgYKBF9lbmRCCwoJX2FjdG9yX2lkQggKBl9ldmVudEIOCgxfcmVzb3VyY2VfaWRCEAoOX3Jlc291cmNlX3R5cGVCCQoHX2N1cnNvckIICgZfbGltaXQimgEKFUxpc3RBdWRpdExvZ3NSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEisKBGRhdGEYAiADKAsyFS5sYXRjaGtleS52Mi5BdWRpdExvZ0IGqrsYAhABEisKCnBhZ2luYXRpb24YAyABKAsyFy5sYXRjaGtleS52Mi5QYWdpbmF0aW9uIvYBCghBdWRpdExvZxIKCgJpZBgBIAEoCRIMCgR0aW1lGAIgASgDEg0KBWV2ZW50GAMgASgJEiYKBWFjdG9yGAQgASgLMhcubGF0Y2hrZXkudjIuQXVkaXRBY3RvchIsCghyZXNvdXJjZRgFIAEoCzIaLmxhdGNoa2V5LnYyLkF1ZGl0UmVzb3VyY2USEwoLZGVzY3JpcHRpb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhsKDmNvcnJlbGF0aW9uX2lkGAggASgJSAGIAQFCDQoLX3JlcXVlc3RfaWRCEQoPX2NvcnJlbGF0aW9uX2lkIiYKCkF1ZGl0QWN0b3ISDAoEdHlwZRgBIAEoCRIKCgJpZBgCIAEoCSIpCg1BdWRpdFJlc291cmNlEgwKBHR5cGUYASABKAkSCgoCaWQYAiABKAki6wIKFUdldENyZWRpdFVzYWdlUmVxdWVzdBIeCgZrZXlfaWQYASABKAlCCaK7GAUQARj/AUgAiAEBEiMKC2lkZW50aXR5X2lkGAIgASgJQgmiuxgFEAEY/wFIAYgBARI2CgtleHRlcm5hbF9pZBgDIAEoCUIcorsYGBABGP8BIhFeW2EtekEtWjAtOV8uLV0rJEgCiAEBEiAKBXN0YXJ0GAQgASgDQhGiuxgNCAEoADCAgPCWjMGsDxIeCgNlbmQYBSABKANCEaK7GA0IASgBMICA8JaMwawPEkAKC2dyYW51bGFyaXR5GAYgASgOMiMubGF0Y2hrZXkudjIuQ3JlZGl0VXNhZ2VHcmFudWxhcml0eUIGorsYAggBOia6uxgiCgZrZXlfaWQKC2lkZW50aXR5X2lkCgtleHRlcm5hbF9pZEIJCgdfa2V5X2lkQg4KDF9pZGVudGl0eV9pZEIOCgxfZXh0ZXJuYWxfaWQidwoWR2V0Q3JlZGl0VXNhZ2VSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEjQKBGRhdGEYAiADKAsyHi5sYXRjaGtleS52Mi5DcmVkaXRVc2FnZUJ1Y2tldEIGqrsYAhABIowBChFDcmVkaXRVc2FnZUJ1Y2tldBIMCgR0aW1lGAEgASgDEg0KBXNwZW50GAIgASgDEhAKCHJlZmlsbGVkGAMgASgDEhAKCGFkanVzdGVkGAQgASgDEjYKDXZlcmlmaWNhdGlvbnMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgaquxgCEAEqyQEKFkNyZWRpdFVzYWdlR3JhbnVsYXJpdHkSKAokQ1JFRElUX1VTQUdFX0dSQU5VTEFSSVRZX1VOU1BFQ0lGSUVEEAASKwodQ1JFRElUX1VTQUdFX0dSQU5VTEFSSVRZX0hPVVIQARoIsrsYBGhvdXISKQocQ1JFRElUX1VTQUdFX0dSQU5VTEFSSVRZX0RBWRACGgeyuxgDZGF5Ei0KHkNSRURJVF9VU0FHRV9HUkFOVUxBUklUWV9NT05USBADGgmyuxgFbW9udGgy5wQKEEFuYWx5dGljc1NlcnZpY2USxQIKEEdldFZlcmlmaWNhdGlvbnMSJC5sYXRjaGtleS52Mi5HZXRWZXJpZmljYXRpb25zUmVxdWVzdBolLmxhdGNoa2V5LnYyLkdldFZlcmlmaWNhdGlvbnNSZXNwb25zZSLjAcK7GN4BCAISGmFwaS57YXBpSWR9LnJlYWRfYW5hbHl0aWNzKhVpbnZhbGlkQW5hbHl0aWNzUXVlcnkqFWludmFsaWRBbmFseXRpY3NUYWJsZSoYaW52YWxpZEFuYWx5dGljc0Z1bmN0aW9uKhlpbnZhbGlkQW5hbHl0aWNzUXVlcnlUeXBlKhVxdWVyeUV4ZWN1dGlvblRpbWVvdXQqFnF1ZXJ5Um93c0xpbWl0RXhjZWVkZWQqGHF1ZXJ5TWVtb3J5TGltaXRFeGNlZWRlZCoScXVlcnlRdW90YUV4Y2VlZGVkEpwBCg5HZXRDcmVkaXRVc2FnZRIiLmxhdGNoa2V5LnYyLkdldENyZWRpdFVzYWdlUmVxdWVzdBojLmxhdGNoa2V5LnYyLkdldENyZWRpdFVzYWdlUmVzcG9uc2UiQcK7GD0IAhIaYXBpLnthcGlJZH0ucmVhZF9hbmFseXRpY3MqC2tleU5vdEZvdW5kKhBpZGVudGl0eU5vdEZvdW5kEmwKDUxpc3RBdWRpdExvZ3MSIS5sYXRjaGtleS52Mi5MaXN0QXVkaXRMb2dzUmVxdWVzdBoiLmxhdGNoa2V5LnYyLkxpc3RBdWRpdExvZ3NSZXNwb25zZSIUwrsYEAgCEgxhdWRpdC4qLnJlYWRCfAoPY29tLmxhdGNoa2V5LnYyQg5BbmFseXRpY3NQcm90b1ABWiZsYXRjaGtleS9nZW4vZ28vbGF0Y2hrZXkvdjI7bGF0Y2hrZXl2MqICA0xYWKoCC0xhdGNoa2V5LlYyygILTGF0Y2hrZXlcVjLqAgxMYXRjaGtleTo6VjJiBnByb3RvMw", [file_google_protobuf_struct, file_latchkey_v2_common, file_latchkey_v2_options]);
 
 /**
  * GetVerificationsRequest carries the query.
@@ -297,6 +297,186 @@ export const AuditResourceSchema: GenMessage<AuditResource> = /*@__PURE__*/
   messageDesc(file_latchkey_v2_analytics, 6);
 
 /**
+ * GetCreditUsageRequest names whose statement (exactly one of key_id, identity_id and
+ * external_id), its range and its buckets; at most 1000 buckets (41 days of hours).
+ *
+ * @generated from message latchkey.v2.GetCreditUsageRequest
+ */
+export type GetCreditUsageRequest = Message<"latchkey.v2.GetCreditUsageRequest"> & {
+  /**
+   * The key whose balance (and verifications) to report.
+   *
+   * @generated from field: optional string key_id = 1;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * The identity whose credit pool (and verifications of its keys) to report.
+   *
+   * @generated from field: optional string identity_id = 2;
+   */
+  identityId?: string | undefined;
+
+  /**
+   * The externalId of that identity, in the caller's workspace.
+   *
+   * @generated from field: optional string external_id = 3;
+   */
+  externalId?: string | undefined;
+
+  /**
+   * Start of the range, Unix ms, included.
+   *
+   * @generated from field: int64 start = 4;
+   */
+  start: bigint;
+
+  /**
+   * End of the range, Unix ms, excluded; after start.
+   *
+   * @generated from field: int64 end = 5;
+   */
+  end: bigint;
+
+  /**
+   * The width of the buckets.
+   *
+   * @generated from field: latchkey.v2.CreditUsageGranularity granularity = 6;
+   */
+  granularity: CreditUsageGranularity;
+};
+
+/**
+ * Describes the message latchkey.v2.GetCreditUsageRequest.
+ * Use `create(GetCreditUsageRequestSchema)` to create a new message.
+ */
+export const GetCreditUsageRequestSchema: GenMessage<GetCreditUsageRequest> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_analytics, 7);
+
+/**
+ * GetCreditUsageResponse is the envelope of GetCreditUsage.
+ *
+ * @generated from message latchkey.v2.GetCreditUsageResponse
+ */
+export type GetCreditUsageResponse = Message<"latchkey.v2.GetCreditUsageResponse"> & {
+  /**
+   * Request metadata.
+   *
+   * @generated from field: latchkey.v2.ResponseMeta meta = 1;
+   */
+  meta?: ResponseMeta | undefined;
+
+  /**
+   * Every bucket of the range in time order, those without activity too (zeros).
+   *
+   * @generated from field: repeated latchkey.v2.CreditUsageBucket data = 2;
+   */
+  data: CreditUsageBucket[];
+};
+
+/**
+ * Describes the message latchkey.v2.GetCreditUsageResponse.
+ * Use `create(GetCreditUsageResponseSchema)` to create a new message.
+ */
+export const GetCreditUsageResponseSchema: GenMessage<GetCreditUsageResponse> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_analytics, 8);
+
+/**
+ * CreditUsageBucket is one bucket of a credit statement. Over any range, the balance at its
+ * start plus refilled and adjusted less spent is the balance at its end (an unlimited balance
+ * counts as 0).
+ *
+ * @generated from message latchkey.v2.CreditUsageBucket
+ */
+export type CreditUsageBucket = Message<"latchkey.v2.CreditUsageBucket"> & {
+  /**
+   * Start of the bucket, Unix ms (UTC hour, day or month).
+   *
+   * @generated from field: int64 time = 1;
+   */
+  time: bigint;
+
+  /**
+   * Credits charged: verification costs and reservations, less what settlements gave back
+   * (a settlement's extra charge adds to it).
+   *
+   * @generated from field: int64 spent = 2;
+   */
+  spent: bigint;
+
+  /**
+   * Credits refills added.
+   *
+   * @generated from field: int64 refilled = 3;
+   */
+  refilled: bigint;
+
+  /**
+   * Changes made by hand (keys.updateCredits, credits set by keys.updateKey or
+   * identities.updateIdentity, a balance moved by a reroll or copied to the keys that spent
+   * from a deleted key), signed.
+   *
+   * @generated from field: int64 adjusted = 4;
+   */
+  adjusted: bigint;
+
+  /**
+   * Verifications by outcome ("VALID", "USAGE_EXCEEDED", ...); eventually consistent.
+   *
+   * @generated from field: google.protobuf.Struct verifications = 5;
+   */
+  verifications?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.CreditUsageBucket.
+ * Use `create(CreditUsageBucketSchema)` to create a new message.
+ */
+export const CreditUsageBucketSchema: GenMessage<CreditUsageBucket> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_analytics, 9);
+
+/**
+ * CreditUsageGranularity is the width of a credit statement's buckets (UTC).
+ *
+ * @generated from enum latchkey.v2.CreditUsageGranularity
+ */
+export enum CreditUsageGranularity {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: CREDIT_USAGE_GRANULARITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * One bucket per UTC hour.
+   *
+   * @generated from enum value: CREDIT_USAGE_GRANULARITY_HOUR = 1;
+   */
+  HOUR = 1,
+
+  /**
+   * One bucket per UTC day.
+   *
+   * @generated from enum value: CREDIT_USAGE_GRANULARITY_DAY = 2;
+   */
+  DAY = 2,
+
+  /**
+   * One bucket per UTC month.
+   *
+   * @generated from enum value: CREDIT_USAGE_GRANULARITY_MONTH = 3;
+   */
+  MONTH = 3,
+}
+
+/**
+ * Describes the enum latchkey.v2.CreditUsageGranularity.
+ */
+export const CreditUsageGranularitySchema: GenEnum<CreditUsageGranularity> = /*@__PURE__*/
+  enumDesc(file_latchkey_v2_analytics, 0);
+
+/**
  * AnalyticsService reads what happened: verifications and rate-limit decisions as SQL over
  * per-workspace virtual tables, and the audit log of every change.
  *
@@ -318,6 +498,23 @@ export const AnalyticsService: GenService<{
     methodKind: "unary";
     input: typeof GetVerificationsRequestSchema;
     output: typeof GetVerificationsResponseSchema;
+  },
+  /**
+   * GetCreditUsage is the credit statement of a key or an identity's pool over [start, end),
+   * in UTC hours, days or months: per bucket what was spent, refilled and adjusted, and the
+   * verifications by outcome. The credit columns are exact at once: every balance move is
+   * recorded in the statement or transaction that makes it, so the sum over any range is
+   * exactly what moved in it. The verification counts come from the analytics events, which
+   * are stored about every second: the latest verifications may be missing for a moment. A
+   * key's statement needs `api.<apiId>.read_analytics` of the key's API; an identity's needs
+   * `api.*.read_analytics`.
+   *
+   * @generated from rpc latchkey.v2.AnalyticsService.GetCreditUsage
+   */
+  getCreditUsage: {
+    methodKind: "unary";
+    input: typeof GetCreditUsageRequestSchema;
+    output: typeof GetCreditUsageResponseSchema;
   },
   /**
    * ListAuditLogs pages through the workspace's audit log, newest first. An extension of the

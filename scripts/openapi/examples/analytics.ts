@@ -9,6 +9,21 @@ export const ANALYTICS_EXAMPLES: Examples = {
     },
     response: { data: [{ outcome: "VALID", total: 1 }] },
   },
+  "analytics.getCreditUsage": {
+    request: { keyId: IDS.keyId, start: 1795824000000, end: 1795996800000, granularity: "day" },
+    response: {
+      data: [
+        {
+          time: 1795824000000,
+          spent: 12,
+          refilled: 0,
+          adjusted: 100,
+          verifications: { VALID: 11, USAGE_EXCEEDED: 1 },
+        },
+        { time: 1795910400000, spent: 0, refilled: 0, adjusted: 0, verifications: {} },
+      ],
+    },
+  },
   "analytics.listAuditLogs": {
     request: { event: "key.create", limit: 10 },
     response: {

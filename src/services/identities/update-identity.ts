@@ -4,7 +4,9 @@ import type {
   UpdateIdentityRequest,
   UpdateIdentityResponseSchema,
 } from "../../../gen/latchkey/v2/identities_pb.js";
+import { changeEntry } from "../../domain/credit-ledger.js";
 import { applyRefill } from "../../domain/credits.js";
+import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
 import {
   identitySetCredits,
   identitySetMeta,
@@ -63,11 +65,16 @@ export async function updateIdentity(
     }
     if (setCredits) {
       // The balance kept is the one the pool has now, any refill already due applied.
+      const stored = identity.remaining;
       const kept = keepsBalance(req.credits, req.updateMask)
         ? applyRefill(identity, change.now).remaining
         : undefined;
       Object.assign(identity, creditState(req.credits, change.now, kept));
       await identitySetCredits(tx, identity.id, identity, change.now);
+      const refilled = kept === undefined ? stored : kept;
+      await creditLedgerAppend(tx, change.now, [
+        changeEntry(identity.id, stored, refilled, identity.remaining),
+      ]);
     }
     if (setMeta || setLimits || setCredits) {
       const fields = [setMeta && "meta", setLimits && "ratelimits", setCredits && "credits"];

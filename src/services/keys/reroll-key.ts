@@ -4,10 +4,12 @@ import type {
   RerollKeyRequest,
   RerollKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { changeEntry } from "../../domain/credit-ledger.js";
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
+import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
 import { keyDirectPermissions, keyRoles } from "../../storage/queries/key-links.js";
 import { keyMoveCreditsPointers, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
@@ -68,6 +70,12 @@ export async function rerollKey(
     await insertNewKey(tx, change, { row, ...held }, `Created key ${id} by rerolling ${old.id}.`);
     if (ownsBalance) {
       invalidateKeys(change, await keyMoveCreditsPointers(tx, old.id, id, change.now));
+      // Not a spend: the balance leaves the old key's statement and enters the new key's, so
+      // each statement still sums to the balance its key holds (0 for the old one from now).
+      await creditLedgerAppend(tx, change.now, [
+        changeEntry(old.id, old.remaining, old.remaining, null),
+        changeEntry(id, null, null, old.remaining),
+      ]);
       Object.assign(old, {
         remaining: null,
         refillAmount: null,

@@ -1,9 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SettleCreditsResponseDataSchema } from "../../../gen/latchkey/v2/keys_pb.js";
+import type { LedgerEntry } from "../../domain/credit-ledger.js";
 import { applyRefill, type CreditState } from "../../domain/credits.js";
 import { type Settlement, settle, settledBalance } from "../../domain/reservations.js";
 import { lockHolders } from "../../storage/credit-spender.js";
 import type { Queryable } from "../../storage/db.js";
+import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
 import {
   creditsLockPool,
   creditsPool,
@@ -73,6 +75,15 @@ async function settleMoving(
   const poolAfter = await write(pool, s, storedPool, (b, at) =>
     creditsWritePool(tx, r.identityId as string, b, at),
   );
+  await creditLedgerAppend(tx, now, [
+    settledEntry(holder?.holderId, holder, key, keyAfter),
+    settledEntry(r.identityId ?? undefined, storedPool, pool, poolAfter),
+    // A key without a balance of its own had the reservation's charge recorded under its id
+    // too (see pooledEntries): what the settlement gives back or adds belongs there as well.
+    r.keyCharged || poolAfter === null || pool?.remaining == null
+      ? undefined
+      : { subjectId: r.keyId, spent: pool.remaining - poolAfter, refilled: 0, adjusted: 0 },
+  ]);
   return {
     used: s.used,
     refunded: s.refunded,
@@ -95,6 +106,25 @@ async function write(
     await store(after, state.lastRefillAt);
   }
   return after;
+}
+
+/**
+ * The ledger entry of one balance a settlement moved: negative spent for what it gave back,
+ * positive for an extra it charged, and the refill it applied on the way.
+ */
+function settledEntry(
+  subjectId: string | undefined,
+  stored: CreditState | undefined,
+  state: CreditState | undefined,
+  after: number | null,
+): LedgerEntry | undefined {
+  if (subjectId === undefined || state?.remaining == null || after === null) return undefined;
+  return {
+    subjectId,
+    spent: state.remaining - after,
+    refilled: state.remaining - (stored?.remaining ?? state.remaining),
+    adjusted: 0,
+  };
 }
 
 function remainingOf(state: CreditState | undefined, now: number): number | null {

@@ -7,8 +7,10 @@ import {
   UpdateCreditsRequestSchema,
   type UpdateCreditsResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { changeEntry } from "../../domain/credit-ledger.js";
 import { applyRefill } from "../../domain/credits.js";
 import { errors } from "../../errors/service-error.js";
+import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
 import { keyWrite } from "../../storage/queries/keys.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -57,7 +59,10 @@ export async function updateCredits(
     }
     const key = await findKey(tx, workspaceId, req.keyId, true);
     const holder = await creditsHolder(tx, key);
+    const stored = holder.remaining;
     const current = applyRefill(holder, change.now);
+    // Read before the change: with no refill due, `current` is `holder` itself.
+    const refilled = current.remaining;
     const value = req.value === undefined ? null : Number(req.value);
     let next = current;
     if (op === CreditsOperation.SET) {
@@ -84,6 +89,9 @@ export async function updateCredits(
     holder.updatedAt = change.now;
     await writeHolder(tx, change, key, holder);
     if (holder.id === key.id) await keyWrite(tx, key);
+    await creditLedgerAppend(tx, change.now, [
+      changeEntry(holder.id, stored, refilled, next.remaining),
+    ]);
     change.audit({
       event: "key.update",
       resourceType: "key",

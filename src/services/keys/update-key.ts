@@ -4,10 +4,12 @@ import type {
   UpdateKeyRequest,
   UpdateKeyResponseSchema,
 } from "../../../gen/latchkey/v2/keys_pb.js";
+import { changeEntry } from "../../domain/credit-ledger.js";
 import { applyRefill } from "../../domain/credits.js";
 import { distinct } from "../../domain/distinct.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
+import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
 import { type KeyRow, keyWrite } from "../../storage/queries/keys.js";
 import { ratelimitsOfKey } from "../../storage/queries/ratelimits.js";
 import { authorize, beforeCreating } from "../auth.js";
@@ -55,12 +57,17 @@ export async function updateKey(
     if (set.enabled) key.enabled = req.enabled as boolean;
     if (set.credits) {
       const holder = await creditsHolder(tx, key);
+      const stored = holder.remaining;
       // The balance kept is the one the key has now, any refill already due applied.
       const kept = keepsBalance(req.credits, req.updateMask)
         ? applyRefill(holder, change.now).remaining
         : undefined;
       Object.assign(holder, creditState(req.credits, change.now, kept));
       await writeHolder(tx, change, key, holder);
+      const refilled = kept === undefined ? stored : kept;
+      await creditLedgerAppend(tx, change.now, [
+        changeEntry(holder.id, stored, refilled, holder.remaining),
+      ]);
     }
     if (set.ratelimits) {
       const stored = await ratelimitsOfKey(tx, key.id);

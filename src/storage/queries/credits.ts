@@ -22,13 +22,17 @@ export interface BatchSpend {
  * a due refill is applied (the boundary of the key's own refill_day is picked from
  * `$3`, see refillBoundaries), and the costs are taken one after the other, each if the
  * balance left covers it (the rule of `spendInOrder`, which the caller applies to `before`
- * to answer each spend). The update commits with the statement, before anyone is answered.
+ * to answer each spend). The same statement appends the batch's one ledger entry at `now`
+ * (what it took and refilled, when either is not 0): no round trip more, and the entry
+ * commits exactly when the balance does. The update commits with the statement, before
+ * anyone is answered.
  */
 export async function creditsSpendBatch(
   q: Queryable,
   keyId: string,
   costs: readonly number[],
   boundaries: readonly number[],
+  now: number,
 ): Promise<BatchSpend> {
   const rows = await q.query<{
     unlimited: boolean;
@@ -36,21 +40,22 @@ export async function creditsSpendBatch(
     movedTo: string | null;
   }>(
     `with locked as (
-       select id, remaining, refill_amount, last_refill_at, credits_key_id,
+       select id, workspace_id, remaining, refill_amount, last_refill_at, credits_key_id,
          ($3::bigint[])[coalesce(refill_day, 0) + 1] as boundary
        from keys
        where id = $1
        for update
      ),
      due as (
-       select id, remaining, boundary, credits_key_id,
+       select id, workspace_id, remaining, boundary, credits_key_id,
          refill_amount is not null and remaining is not null
            and coalesce(last_refill_at, -1) < boundary as refill,
          refill_amount
        from locked
      ),
      state as (
-       select id, remaining is null as unlimited, refill, boundary, credits_key_id,
+       select id, workspace_id, remaining, remaining is null as unlimited, refill, boundary,
+         credits_key_id,
          case when refill then greatest(remaining, refill_amount) else remaining end as before
        from due
      ),
@@ -67,7 +72,7 @@ export async function creditsSpendBatch(
        select left_ from step order by i desc limit 1
      ),
      plan as (
-       select id, unlimited, refill, boundary, before, credits_key_id,
+       select id, workspace_id, remaining, unlimited, refill, boundary, before, credits_key_id,
          case when unlimited then 0 else before - (select left_ from walk) end as taken
        from state
      ),
@@ -80,10 +85,17 @@ export async function creditsSpendBatch(
          and not plan.unlimited
          and (plan.taken > 0 or plan.refill)
        returning k.id
+     ),
+     ledger as (
+       insert into credit_ledger (workspace_id, subject_id, at, spent, refilled, adjusted)
+       select workspace_id, id, $4, taken, before - remaining, 0
+       from plan
+       where not unlimited
+         and (taken > 0 or before > remaining)
      )
      select unlimited, before, credits_key_id as "movedTo"
      from plan`,
-    [keyId, costs, boundaries],
+    [keyId, costs, boundaries, now],
   );
   const row = rows[0];
   if (!row) return { found: false, unlimited: false, before: 0, movedTo: null };

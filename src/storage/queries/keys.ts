@@ -261,7 +261,8 @@ export async function keyFindForUpdate(q: Queryable, id: string): Promise<KeyRow
 
 /**
  * Gives every key that spends `holder`'s balance its own copy of it (before `holder` goes);
- * returns those of them that can still verify at `now`.
+ * returns those of them that can still verify at `now`. Each copy is a balance its key did
+ * not hold before: the same statement records it in the credit ledger as adjusted.
  */
 export async function keyCopyCreditsToDependents(
   q: Queryable,
@@ -278,24 +279,42 @@ export async function keyCopyCreditsToDependents(
            credits_key_id = null
        where credits_key_id = $1
        returning ${TOUCHED}
+     ),
+     ledger as (
+       insert into credit_ledger (workspace_id, subject_id, at, spent, refilled, adjusted)
+       select workspace_id, id, $6, 0, 0, $2::bigint
+       from copied
+       where $2::bigint is not null and $2::bigint <> 0
      )
      ${verifiableIn("copied", "$6")}`,
     [holder.id, holder.remaining, holder.refillAmount, holder.refillDay, holder.lastRefillAt, now],
   );
 }
 
-/** Moves keys' `last_used_at` forward to these times (never back). */
+/**
+ * Moves keys' `last_used_at` forward to these times (never back). The rows are locked in id
+ * order first, the order a pooled spend locks the balances of several keys in: an update in
+ * whatever order the plan visits them could hold one key a spend waits for while waiting for
+ * another that spend holds (a deadlock, which failed the verifications of the batch).
+ */
 export async function keysTouch(
   q: Queryable,
   uses: readonly { id: string; time: number }[],
 ): Promise<void> {
   if (uses.length === 0) return;
   await q.query(
-    `update keys k
-     set last_used_at = u.time
-     from jsonb_to_recordset($1::text::jsonb) as u(id text, time bigint)
-     where k.id = u.id
-       and (k.last_used_at is null or k.last_used_at < u.time)`,
+    `with due as (
+       select k.id, u.time
+       from keys k
+       join jsonb_to_recordset($1::text::jsonb) as u(id text, time bigint) on u.id = k.id
+       where k.last_used_at is null or k.last_used_at < u.time
+       order by k.id
+       for update of k
+     )
+     update keys k
+     set last_used_at = due.time
+     from due
+     where k.id = due.id`,
     [JSON.stringify(uses)],
   );
 }

@@ -1,6 +1,9 @@
 import { invalid, ok, type Row, refused } from "../row.js";
 
 const COUNT = "select outcome, count(*)::int as n from key_verifications_v1 group by outcome";
+/** The months of this year and the next: the statement's range, whenever the test runs. */
+const thisYear = new Date().getUTCFullYear();
+const MONTHS = { start: Date.UTC(thisYear, 0, 1), end: Date.UTC(thisYear + 2, 0, 1) };
 
 export const ANALYTICS_ROWS: Row[] = [
   ok("analytics.getVerifications", "counts the workspace's verifications", async (g) => {
@@ -31,6 +34,38 @@ export const ANALYTICS_ROWS: Row[] = [
     403,
     "err:svc:authorization:insufficient_permissions",
     async (g) => ({ body: { query: COUNT }, auth: await g.rootKeyWith(["api.*.read_api"]) }),
+  ),
+
+  ok("analytics.getCreditUsage", "a key's statement by month", async (g) => {
+    const { key, keyId } = await g.key(await g.api(), { credits: { remaining: 10 } });
+    await g.call("keys.verifyKey", { key, credits: { cost: 3 } });
+    await g.flushEvents();
+    return { body: { keyId, ...MONTHS, granularity: "month" } };
+  }),
+  invalid("analytics.getCreditUsage", "an end before the start", ["/end"], async (g) => ({
+    body: { keyId: (await g.key(await g.api())).keyId, start: 10, end: 5, granularity: "day" },
+  })),
+  refused(
+    "analytics.getCreditUsage",
+    "an unknown key",
+    404,
+    "err:svc:data:key_not_found",
+    async () => ({
+      body: { keyId: "key_0000000000000000", ...MONTHS, granularity: "month" },
+    }),
+  ),
+  refused(
+    "analytics.getCreditUsage",
+    "an identity's statement without the workspace-wide grant",
+    403,
+    "err:svc:authorization:insufficient_permissions",
+    async (g) => {
+      await g.identity("statement_owner");
+      return {
+        body: { externalId: "statement_owner", ...MONTHS, granularity: "month" },
+        auth: await g.rootKeyWith(["api.*.read_api"]),
+      };
+    },
   ),
 
   ok("analytics.listAuditLogs", "the workspace's changes, newest first", async (g) => {

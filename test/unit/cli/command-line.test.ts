@@ -120,6 +120,7 @@ const SAMPLES: Record<SettingName, string> = {
   eventBufferBytes: "2097152",
   eventFlushIntervalMs: "250",
   eventRetentionDays: "30",
+  creditLedgerRetentionDays: "365",
   reservationTtlS: "60",
   analyticsTimeoutMs: "1000",
   analyticsMaxRows: "100",
