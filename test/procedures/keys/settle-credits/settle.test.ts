@@ -20,6 +20,25 @@ const balanceOf = async (keyId: string) =>
 const poolOf = async (identity: string) =>
   (await s.api.identities.getIdentity({ identity })).data?.credits?.remaining;
 
+/**
+ * The tables that changed since `before`, not counting a key row whose only change is its
+ * last_used_at: the event writer moves that in the background for any verification, the
+ * earlier tests' too, whenever its timer fires.
+ */
+async function changedTables(before: Awaited<ReturnType<typeof s.snapshot>>): Promise<string[]> {
+  const changes = await s.changesSince(before);
+  const keys = changes.keys;
+  if (keys) {
+    const rows = (list: unknown[]) =>
+      new Set(list.map((r) => JSON.stringify({ ...(r as object), last_used_at: null })));
+    const added = rows(keys.added);
+    const removed = rows(keys.removed);
+    const same = added.size === removed.size && [...added].every((r) => removed.has(r));
+    if (same) delete changes.keys;
+  }
+  return Object.keys(changes);
+}
+
 /** A key with this balance, and a reservation of `reserve` on it (VALID, with its id). */
 async function reserved(remaining: bigint, reserve: bigint) {
   const key = await s.seed.key({ credits: { remaining: Number(remaining) } });
@@ -47,9 +66,10 @@ describe("keys.verifyKey with credits.reserve", () => {
     expect(data.reservationId).toBeUndefined();
     expect(data.credits).toBe(5n);
     // Nothing held or charged (the verification's event and its rollups are written, as for any).
-    const changes = await s.changesSince(before);
-    expect(Object.keys(changes)).not.toContain("keys");
-    expect(Object.keys(changes)).not.toContain("credit_reservations");
+    const changes = await changedTables(before);
+    expect(changes).not.toContain("keys");
+    expect(changes).not.toContain("credit_reservations");
+    expect(changes).not.toContain("credit_ledger");
   });
 
   it("reserves on an unlimited key too: nothing is held and the settlement moves nothing", async () => {
@@ -188,8 +208,8 @@ describe("keys.settleCredits", () => {
     );
     expect(foreign.status).toBe(404);
     // Nothing settled or moved (earlier verifications' events may be written meanwhile).
-    const changes = Object.keys(await s.changesSince(before));
-    for (const table of ["keys", "credit_reservations", "audit_logs"]) {
+    const changes = await changedTables(before);
+    for (const table of ["keys", "credit_reservations", "credit_ledger", "audit_logs"]) {
       expect(changes).not.toContain(table);
     }
     expect(await balanceOf(r.keyId)).toBe(5n);
