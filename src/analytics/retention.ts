@@ -66,13 +66,29 @@ const IDEMPOTENCY_BATCHES_PER_PASS = 100;
  * Deletes idempotency records past their window, oldest first, in bounded statements (see
  * above); answers how many went. Harmless on several processes at once (a row goes once).
  */
-export async function expireIdempotencyRecords(db: Db, nowMs: number): Promise<number> {
+export function expireIdempotencyRecords(db: Db, nowMs: number): Promise<number> {
   const expiredAt = nowMs - IDEMPOTENCY_WINDOW_MS;
+  return deleteInBatches(
+    (limit) => idempotencyDeleteExpired(db, expiredAt, limit),
+    IDEMPOTENCY_BATCH,
+    IDEMPOTENCY_BATCHES_PER_PASS,
+  );
+}
+
+/**
+ * Runs `deleteUpTo(batch)` until a statement deletes fewer than `batch` rows or `maxBatches`
+ * ran; answers how many went in all.
+ */
+async function deleteInBatches(
+  deleteUpTo: (limit: number) => Promise<number>,
+  batch: number,
+  maxBatches: number,
+): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < IDEMPOTENCY_BATCHES_PER_PASS; i++) {
-    const n = await idempotencyDeleteExpired(db, expiredAt, IDEMPOTENCY_BATCH);
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await deleteUpTo(batch);
     deleted += n;
-    if (n < IDEMPOTENCY_BATCH) break;
+    if (n < batch) break;
   }
   return deleted;
 }
@@ -87,15 +103,13 @@ const LEDGER_BATCHES_PER_PASS = 100;
  * went. Their own window, apart from analytics': statements are invoiced from, so they are
  * kept longer by default. Harmless on several processes at once.
  */
-export async function expireCreditLedger(db: Db, nowMs: number, days: number): Promise<number> {
+export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise<number> {
   const cutoff = nowMs - days * DAY_MS;
-  let deleted = 0;
-  for (let i = 0; i < LEDGER_BATCHES_PER_PASS; i++) {
-    const n = await creditLedgerDeleteBefore(db, cutoff, LEDGER_BATCH);
-    deleted += n;
-    if (n < LEDGER_BATCH) break;
-  }
-  return deleted;
+  return deleteInBatches(
+    (limit) => creditLedgerDeleteBefore(db, cutoff, limit),
+    LEDGER_BATCH,
+    LEDGER_BATCHES_PER_PASS,
+  );
 }
 
 /** How long each kind of record is kept, in days. */

@@ -40,6 +40,20 @@ export function changeEntry(
   return moves(entry) ? entry : undefined;
 }
 
+/**
+ * The entry of a balance a spend or a settlement moved: the balance was `stored`, a due
+ * refill raised it to `refilled` (the same when none was due) and the charges left it at
+ * `after` (negative spent when a settlement gave credits back).
+ */
+export function spendEntry(
+  subjectId: string,
+  stored: number,
+  refilled: number,
+  after: number,
+): LedgerEntry {
+  return { subjectId, spent: refilled - after, refilled: refilled - stored, adjusted: 0 };
+}
+
 /** Whether an entry records any move (an entry of zeros is never written). */
 export function moves(e: LedgerEntry): boolean {
   return e.spent !== 0 || e.refilled !== 0 || e.adjusted !== 0;

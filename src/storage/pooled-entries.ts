@@ -1,4 +1,4 @@
-import type { LedgerEntry } from "../domain/credit-ledger.js";
+import { type LedgerEntry, spendEntry } from "../domain/credit-ledger.js";
 import type { CreditState, PooledCost } from "../domain/credits.js";
 import type { LockedHolder } from "./queries/credits.js";
 
@@ -28,23 +28,17 @@ export function pooledEntries(
   outcomes: readonly { taken: boolean }[],
 ): LedgerEntry[] {
   const entries: LedgerEntry[] = [];
-  if (m.pool.remaining !== null) {
-    entries.push({
-      subjectId: identityId,
-      spent: m.pool.remaining - (m.poolAfter as number),
-      refilled: m.pool.remaining - (m.stored?.remaining ?? m.pool.remaining),
-      adjusted: 0,
-    });
+  const pool = m.pool.remaining;
+  if (pool !== null) {
+    entries.push(spendEntry(identityId, m.stored?.remaining ?? pool, pool, m.poolAfter as number));
   }
   const stored = new Map([...m.holders.values()].map((h) => [h.holderId, h.remaining] as const));
   for (const [id, k] of m.keys) {
-    if (k.remaining === null) continue;
-    entries.push({
-      subjectId: id,
-      spent: k.remaining - (m.balances.get(id) ?? k.remaining),
-      refilled: k.remaining - (stored.get(id) ?? k.remaining),
-      adjusted: 0,
-    });
+    const refilled = k.remaining;
+    if (refilled === null) continue;
+    entries.push(
+      spendEntry(id, stored.get(id) ?? refilled, refilled, m.balances.get(id) ?? refilled),
+    );
   }
   if (m.pool.remaining === null) return entries;
   const poolOnly = new Map<string, number>();

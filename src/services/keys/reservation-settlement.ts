@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SettleCreditsResponseDataSchema } from "../../../gen/latchkey/v2/keys_pb.js";
-import type { LedgerEntry } from "../../domain/credit-ledger.js";
+import { type LedgerEntry, spendEntry } from "../../domain/credit-ledger.js";
 import { applyRefill, type CreditState } from "../../domain/credits.js";
 import { type Settlement, settle, settledBalance } from "../../domain/reservations.js";
 import { lockHolders } from "../../storage/credit-spender.js";
@@ -82,7 +82,7 @@ async function settleMoving(
     // too (see pooledEntries): what the settlement gives back or adds belongs there as well.
     r.keyCharged || poolAfter === null || pool?.remaining == null
       ? undefined
-      : { subjectId: r.keyId, spent: pool.remaining - poolAfter, refilled: 0, adjusted: 0 },
+      : spendEntry(r.keyId, pool.remaining, pool.remaining, poolAfter),
   ]);
   return {
     used: s.used,
@@ -118,13 +118,9 @@ function settledEntry(
   state: CreditState | undefined,
   after: number | null,
 ): LedgerEntry | undefined {
-  if (subjectId === undefined || state?.remaining == null || after === null) return undefined;
-  return {
-    subjectId,
-    spent: state.remaining - after,
-    refilled: state.remaining - (stored?.remaining ?? state.remaining),
-    adjusted: 0,
-  };
+  const refilled = state?.remaining;
+  if (subjectId === undefined || refilled == null || after === null) return undefined;
+  return spendEntry(subjectId, stored?.remaining ?? refilled, refilled, after);
 }
 
 function remainingOf(state: CreditState | undefined, now: number): number | null {

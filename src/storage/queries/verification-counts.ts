@@ -1,6 +1,7 @@
 import { type Range, type StatementGranularity, splitRange } from "../../domain/credit-ledger.js";
 import type { Queryable } from "../db.js";
 import { bucketSql } from "./credit-ledger.js";
+import { rollupTable } from "./rollups.js";
 
 /** Whose verifications to count: those of one key, or of every key of one identity. */
 export type CountedSubject = { keyId: string } | { identityId: string };
@@ -14,13 +15,6 @@ export interface OutcomeCount {
 
 /** The column naming whose verification an event or a rollup row is (fixed, never input). */
 type Column = "key_id" | "identity_id";
-
-/** The rollup of each granularity, a fixed table name (never input). */
-const ROLLUPS: Readonly<Record<StatementGranularity, string>> = {
-  hour: "verifications_per_hour",
-  day: "verifications_per_day",
-  month: "verifications_per_month",
-};
 
 /**
  * Counts the verifications of a key or an identity with `start <= time < end`, by bucket and
@@ -78,7 +72,7 @@ function rolledUpCounts(
   return q.query<OutcomeCount>(
     `select (extract(epoch from time) * 1000)::bigint as time, outcome,
        sum(count)::bigint as count
-     from ${ROLLUPS[g]}
+     from ${rollupTable(g)}
      where workspace_id = $1
        and ${column} = $2
        and time >= to_timestamp($3 / 1000.0)
