@@ -1,11 +1,13 @@
 import {
   create,
   type DescMessage,
-  fromJsonString,
+  fromJson,
+  type JsonObject,
   type MessageInitShape,
   type MessageShape,
   toJsonString,
 } from "@bufbuild/protobuf";
+import { VerifyKeyResponseDataSchema } from "../../gen/latchkey/v2/keys_pb.js";
 import { IDEMPOTENCY_WINDOW_MS, idempotencyHash } from "../domain/idempotency.js";
 import { errors } from "../errors/service-error.js";
 import type { Queryable } from "../storage/db.js";
@@ -74,7 +76,29 @@ export function replayed<Desc extends DescMessage>(
   // A committed record always has its answer: the claiming transaction writes it first.
   if (prior.answer === null)
     throw errors.unexpected(new Error("a committed idempotency record has no answer"));
-  return fromJsonString(schema, prior.answer);
+  return fromJson(schema, inCurrentShape(schema, JSON.parse(prior.answer) as JsonObject));
+}
+
+/**
+ * Answers stored by an earlier release in a shape the current message no longer reads, by
+ * message: each rewrites the stored JSON in place. A record lives for the idempotency window
+ * (24 hours), so an entry is needed only by the release that changed the shape.
+ */
+const EARLIER_SHAPES: Readonly<Record<string, (answer: JsonObject) => void>> = {
+  // verifyKey's identity reported its credit pool as a Credits object, {remaining}; it is
+  // now the balance itself.
+  [VerifyKeyResponseDataSchema.typeName]: (answer) => {
+    const identity = answer.identity as JsonObject | undefined;
+    const credits = identity?.credits;
+    if (identity && credits !== null && typeof credits === "object" && !Array.isArray(credits)) {
+      identity.credits = (credits as JsonObject).remaining ?? null;
+    }
+  },
+};
+
+function inCurrentShape(schema: DescMessage, answer: JsonObject): JsonObject {
+  EARLIER_SHAPES[schema.typeName]?.(answer);
+  return answer;
 }
 
 /** Stores the answer data of the request that claimed the key, in the claiming transaction. */

@@ -54,7 +54,7 @@ export const VERIFIED = {
     id: IDENTITY.id,
     externalId: IDENTITY.externalId,
     meta: IDENTITY.meta,
-    credits: { remaining: 49990 },
+    credits: 49990,
   },
   ratelimits: [{ ...KEY_RATELIMIT, remaining: 99, reset: 1795861720000, exceeded: false }],
   reservationId: IDS.reservationId,

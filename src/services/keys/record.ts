@@ -21,23 +21,16 @@ export function recordRatelimit(r: RecordRatelimit) {
 }
 
 /**
- * The `identity` block of a key record with these of its rate limits (and the credit pool
- * to show, if any), or nothing for a key without a (live) identity.
+ * The `identity` block of a key record with these of its rate limits, or undefined for a key
+ * without a (live) identity. Its credit pool is for the caller to add, in the shape it answers.
  */
-export function identityOf(
-  r: KeyRecordRow,
-  ratelimits: readonly RecordRatelimit[],
-  credits?: MessageInitShape<typeof CreditsSchema>,
-) {
-  if (r.identityId === null) return {};
+export function identityOf(r: KeyRecordRow, ratelimits: readonly RecordRatelimit[]) {
+  if (r.identityId === null) return undefined;
   return {
-    identity: {
-      id: r.identityId,
-      externalId: r.externalId ?? "",
-      ...(r.identityMeta && Object.keys(r.identityMeta).length > 0 ? { meta: r.identityMeta } : {}),
-      ratelimits: ratelimits.map(recordRatelimit),
-      ...(credits ? { credits } : {}),
-    },
+    id: r.identityId,
+    externalId: r.externalId ?? "",
+    ...(r.identityMeta && Object.keys(r.identityMeta).length > 0 ? { meta: r.identityMeta } : {}),
+    ratelimits: ratelimits.map(recordRatelimit),
   };
 }
 
@@ -57,7 +50,17 @@ export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typ
     ...(credits ? { credits } : {}),
     permissions: r.permissions,
     roles: r.roles,
-    ...identityOf(r, r.identityRatelimits, toCreditsMessage(applyRefill(identityCredits(r), now))),
+    ...identityBlock(r, toCreditsMessage(applyRefill(identityCredits(r), now))),
     ratelimits: r.keyRatelimits.map(recordRatelimit),
   };
+}
+
+/** A key record's identity with its pool as the Credits object reads answer (if any). */
+function identityBlock(
+  r: KeyRecordRow,
+  credits: MessageInitShape<typeof CreditsSchema> | undefined,
+) {
+  const identity = identityOf(r, r.identityRatelimits);
+  if (identity === undefined) return {};
+  return { identity: credits ? { ...identity, credits } : identity };
 }

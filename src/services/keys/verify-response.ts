@@ -51,8 +51,7 @@ const identities = new WeakMap<KeyRecordRow, Data["identity"] | null>();
 function identityBlock(r: KeyRecordRow): Data["identity"] | null {
   let block = identities.get(r);
   if (block === undefined) {
-    block =
-      identityOf(r, visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits)).identity ?? null;
+    block = identityOf(r, visibleIdentityLimits(r.identityRatelimits, r.keyRatelimits)) ?? null;
     identities.set(r, block);
   }
   return block;
@@ -68,7 +67,7 @@ export function carryIdentityBlock(from: KeyRecordRow, to: KeyRecordRow): void {
  * The answer for a key that exists: the outcome and the key's fields (empty ones omitted),
  * `credits` the balance to report (undefined for an unlimited key), `limits` the rate
  * limits evaluated, if that step ran, `pool` the identity's pool to report in the identity
- * block's `credits.remaining` (null when it has none).
+ * block's `credits` (null when it has none).
  */
 export function keyData(
   r: KeyRecordRow,
@@ -94,10 +93,7 @@ export function keyData(
   // The block is shared by every answer of this record: the pool's balance, which differs
   // from answer to answer, goes into a copy.
   if (identity !== null)
-    data.identity =
-      pool === null
-        ? identity
-        : ({ ...identity, credits: { remaining: BigInt(pool) } } as Data["identity"]);
+    data.identity = pool === null ? identity : { ...identity, credits: BigInt(pool) };
   return data;
 }
 

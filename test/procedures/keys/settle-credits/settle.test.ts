@@ -151,7 +151,7 @@ describe("keys.settleCredits", () => {
     const key = await s.seed.key({ externalId, credits: { remaining: 100 } });
     const data = await verify({ key: key.key, credits: { reserve: 20n } }, s.rootKey);
     expect(data).toMatchObject({ code: VerifyKeyCode.VALID, credits: 80n });
-    expect(data.identity?.credits?.remaining).toBe(30n);
+    expect(data.identity?.credits).toBe(30n);
     expect(await poolOf(externalId)).toBe(30n);
     expect(await settle(data.reservationId as string, 5n)).toMatchObject({
       used: 5n,

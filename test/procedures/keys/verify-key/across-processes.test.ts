@@ -285,8 +285,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
             a.identities.updateIdentity({ identity: k.identityId, credits: { remaining: 0n } }),
           after: {
             what: "USAGE_EXCEEDED with identity credits 0",
-            ok: (d) =>
-              d.code === VerifyKeyCode.USAGE_EXCEEDED && d.identity?.credits?.remaining === 0n,
+            ok: (d) => d.code === VerifyKeyCode.USAGE_EXCEEDED && d.identity?.credits === 0n,
           },
         };
       },
@@ -543,7 +542,7 @@ describe.skipIf(currentEngine() !== "postgres")("keys.verifyKey across processes
     const valid = answers.filter((a) => a.code === VerifyKeyCode.VALID);
     expect(valid).toHaveLength(25);
     expect(answers.filter((a) => a.code === VerifyKeyCode.USAGE_EXCEEDED)).toHaveLength(35);
-    expect(new Set(valid.map((a) => a.identity?.credits?.remaining)).size).toBe(25);
+    expect(new Set(valid.map((a) => a.identity?.credits)).size).toBe(25);
     const got = await s.api.identities.getIdentity({ externalId });
     expect(got.data?.credits?.remaining).toBe(0n);
   });

@@ -83,10 +83,33 @@ describe("keys.verifyKey with an idempotencyKey", () => {
     const k = await s.seed.key({ externalId });
     const idempotencyKey = idem();
     const first = await verify({ key: k.key, credits: { cost: 2n }, idempotencyKey });
-    expect(first.identity?.credits?.remaining).toBe(3n);
+    expect(first.identity?.credits).toBe(3n);
     expect(await verify({ key: k.key, credits: { cost: 2n }, idempotencyKey })).toEqual(first);
     const pool = await s.api.identities.getIdentity({ identity: externalId });
     expect(pool.data?.credits?.remaining).toBe(3n);
+  });
+
+  it("replays an answer stored with the pool as a Credits object, as the balance", async () => {
+    // An earlier release stored the pool as {"remaining": "3"}; its records live 24 hours.
+    const externalId = `idem_old_pool_${Date.now()}`;
+    await s.api.identities.createIdentity({ externalId, credits: { remaining: 5n } });
+    const k = await s.seed.key({ externalId });
+    const idempotencyKey = idem();
+    const first = await verify({ key: k.key, credits: { cost: 2n }, idempotencyKey });
+    const [row] = await s.db.query<{ answer: string }>(
+      "select answer from idempotency_records where idempotency_key = $1",
+      [idempotencyKey],
+    );
+    const answer = JSON.parse(row?.answer as string);
+    expect(answer.identity.credits).toBe("3");
+    answer.identity.credits = { remaining: "3" };
+    await s.db.query("update idempotency_records set answer = $1 where idempotency_key = $2", [
+      JSON.stringify(answer),
+      idempotencyKey,
+    ]);
+    const repeat = await verify({ key: k.key, credits: { cost: 2n }, idempotencyKey });
+    expect(repeat).toEqual(first);
+    expect(repeat.identity?.credits).toBe(3n);
   });
 
   it("records an unknown key's answer too, and repeats it after the key appears", async () => {

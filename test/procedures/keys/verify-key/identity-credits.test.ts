@@ -10,7 +10,8 @@ import { HOUR, verifierOf } from "./calls.js";
 // keys.verifyKey with an identity's credit pool: every key of the identity spends from it; a
 // key with credits of its own spends from both or from neither (USAGE_EXCEEDED when either is
 // short), and a refused verification gives its rate-limit tokens back. The answer reports the
-// pool after the call in `identity.credits.remaining`. The spend is decided by the database,
+// pool after the call in `identity.credits`, a number (getKey and getIdentity show the pool as a
+// Credits object). The spend is decided by the database,
 // never by a cached balance, and a change of the pool through updateIdentity reaches the next
 // verification (it drops the cached records of the identity's keys).
 
@@ -45,12 +46,23 @@ describe("keys.verifyKey with an identity's credit pool", () => {
     const first = await verify({ key: a.key });
     expect(first).toMatchObject({ code: VerifyKeyCode.VALID });
     expect(first.credits).toBeUndefined();
-    expect(first.identity?.credits?.remaining).toBe(1n);
-    expect((await verify({ key: b.key })).identity?.credits?.remaining).toBe(0n);
+    expect(first.identity?.credits).toBe(1n);
+    expect((await verify({ key: b.key })).identity?.credits).toBe(0n);
     const refused = await verify({ key: a.key });
     expect(refused.code).toBe(VerifyKeyCode.USAGE_EXCEEDED);
-    expect(refused.identity?.credits?.remaining).toBe(0n);
+    expect(refused.identity?.credits).toBe(0n);
     expect(await poolOf(id.id)).toBe(0n);
+  });
+
+  it("answers the pool as a number at identity.credits on the /v2 door", async () => {
+    const id = await pool({ remaining: 3n });
+    const k = await s.seed.key({ externalId: id.externalId });
+    const got = await s.call("json", "keys.verifyKey", { key: k.key }, null);
+    expect(got.status).toBe(200);
+    expect(got.data.identity).toMatchObject({ externalId: id.externalId, credits: 2 });
+    const none = await s.seed.key({ externalId: (await pool()).externalId });
+    const free = await s.call("json", "keys.verifyKey", { key: none.key }, null);
+    expect(free.data.identity).not.toHaveProperty("credits");
   });
 
   it("charges both the key's own credits and the pool", async () => {
@@ -58,7 +70,7 @@ describe("keys.verifyKey with an identity's credit pool", () => {
     const k = await s.seed.key({ externalId: id.externalId, credits: { remaining: 5 } });
     const got = await verify({ key: k.key, credits: { cost: 3n } });
     expect(got).toMatchObject({ code: VerifyKeyCode.VALID, credits: 2n });
-    expect(got.identity?.credits?.remaining).toBe(7n);
+    expect(got.identity?.credits).toBe(7n);
     expect(await ownOf(k.keyId)).toBe(2n);
     expect(await poolOf(id.id)).toBe(7n);
   });
@@ -71,7 +83,7 @@ describe("keys.verifyKey with an identity's credit pool", () => {
     const k = await s.seed.key({ externalId: id.externalId, credits: { remaining: c.own } });
     const got = await verify({ key: k.key, credits: { cost: 3n } });
     expect(got).toMatchObject({ code: VerifyKeyCode.USAGE_EXCEEDED, credits: BigInt(c.own) });
-    expect(got.identity?.credits?.remaining).toBe(c.pool);
+    expect(got.identity?.credits).toBe(c.pool);
     expect(await ownOf(k.keyId)).toBe(BigInt(c.own));
     expect(await poolOf(id.id)).toBe(c.pool);
   });
@@ -93,10 +105,10 @@ describe("keys.verifyKey with an identity's credit pool", () => {
   it("a cost of 0 passes without spending, even on an empty pool", async () => {
     const id = await pool({ remaining: 1n });
     const k = await s.seed.key({ externalId: id.externalId });
-    expect((await verify({ key: k.key })).identity?.credits?.remaining).toBe(0n);
+    expect((await verify({ key: k.key })).identity?.credits).toBe(0n);
     const free = await verify({ key: k.key, credits: { cost: 0n } });
     expect(free.code).toBe(VerifyKeyCode.VALID);
-    expect(free.identity?.credits?.remaining).toBe(0n);
+    expect(free.identity?.credits).toBe(0n);
     expect(await poolOf(id.id)).toBe(0n);
   });
 
@@ -117,13 +129,13 @@ describe("keys.verifyKey with an identity's credit pool", () => {
       refill: { interval: RefillInterval.DAILY, amount: 3n },
     });
     const k = await s.seed.key({ externalId: id.externalId });
-    expect((await verify({ key: k.key })).identity?.credits?.remaining).toBe(0n);
+    expect((await verify({ key: k.key })).identity?.credits).toBe(0n);
     expect((await verify({ key: k.key })).code).toBe(VerifyKeyCode.USAGE_EXCEEDED);
     s.clock.set(Date.parse("2026-10-02T00:00:01Z"));
     expect(await poolOf(id.id)).toBe(3n);
     const got = await verify({ key: k.key });
     expect(got.code).toBe(VerifyKeyCode.VALID);
-    expect(got.identity?.credits?.remaining).toBe(2n);
+    expect(got.identity?.credits).toBe(2n);
     expect(await poolOf(id.id)).toBe(2n);
   });
 
@@ -133,12 +145,10 @@ describe("keys.verifyKey with an identity's credit pool", () => {
     // Cached: the record shows no pool.
     expect((await verify({ key: k.key })).identity?.credits).toBeUndefined();
     await s.api.identities.updateIdentity({ identity: id.id, credits: { remaining: 1n } });
-    expect((await verify({ key: k.key })).identity?.credits?.remaining).toBe(0n);
+    expect((await verify({ key: k.key })).identity?.credits).toBe(0n);
     expect((await verify({ key: k.key })).code).toBe(VerifyKeyCode.USAGE_EXCEEDED);
     await s.api.identities.updateIdentity({ identity: id.id, credits: { remaining: 5n } });
-    expect((await verify({ key: k.key, credits: { cost: 0n } })).identity?.credits?.remaining).toBe(
-      5n,
-    );
+    expect((await verify({ key: k.key, credits: { cost: 0n } })).identity?.credits).toBe(5n);
     const mask = create(FieldMaskSchema, { paths: ["credits"] });
     await s.api.identities.updateIdentity({ identity: id.id, updateMask: mask });
     const free = await verify({ key: k.key, credits: { cost: 7n } });
@@ -175,7 +185,7 @@ describe("keys.verifyKey with an identity's credit pool", () => {
     // Every VALID answer reported a distinct pool balance: B - 1 down to 0.
     const left = answers
       .filter((a) => a.data?.code === VerifyKeyCode.VALID)
-      .map((a) => a.data?.identity?.credits?.remaining);
+      .map((a) => a.data?.identity?.credits);
     expect(new Set(left).size).toBe(B);
     expect(await poolOf(id.id)).toBe(0n);
   });
