@@ -1,3 +1,5 @@
+import { hash } from "node:crypto";
+
 /**
  * What a reported leak of a key does, per its API: `revoke` deletes the key, `disable` turns
  * it off (`enabled: false`), `notify` changes nothing. Every policy records the report.
@@ -50,4 +52,12 @@ export function leakDescription(
           ? "the key was disabled already"
           : "the key was left as it is";
   return `Key ${keyId} was reported leaked ${where}; policy ${policy}: ${done}.`;
+}
+
+/**
+ * What identifies a place a leak was reported at: SHA-256 (base64) of its source and URL.
+ * The same key reported at the same place again is the same report.
+ */
+export function placeDigest(place: LeakPlace): string {
+  return hash("sha256", `${place.source}\0${place.url}`, "base64");
 }
