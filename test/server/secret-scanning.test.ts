@@ -2,6 +2,7 @@ import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:cryp
 import { describe, expect, it } from "vitest";
 import { VerifyKeyCode } from "../../gen/latchkey/v2/keys_pb.js";
 import { keyIdentifierOf, readPublicKeySetting } from "../../src/domain/github-keys.js";
+import { KeyHashing } from "../../src/domain/key-hashing.js";
 import { REPORT_BOUNDS } from "../../src/domain/secret-scanning-report.js";
 import { type TestServer, useServer } from "../harness/server.js";
 
@@ -258,6 +259,24 @@ describe("the secret-scanning receiver refuses, writing nothing and looking noth
     const get = await s.raw(PATH);
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
+  });
+});
+
+describe("with KEY_HASH_PEPPER", () => {
+  const peppered = useServer({
+    config: {
+      githubSecretScanningPublicKeys: readPublicKeySetting(PEM),
+      keyHashing: new KeyHashing("pepper_for_the_leak_tests_0123456789"),
+    },
+  });
+
+  it("finds a key stored under the pepper", async () => {
+    const apiId = await peppered.seed.api();
+    const { data } = await peppered.api.keys.createKey({ apiId });
+    const res = await report(peppered, [match(data?.key as string)]);
+    expect(res.body).toEqual([expect.objectContaining({ label: "true_positive" })]);
+    const verdict = await peppered.api.keys.verifyKey({ key: data?.key as string });
+    expect(verdict.data?.code).toBe(VerifyKeyCode.DISABLED);
   });
 });
 

@@ -128,6 +128,12 @@ describe("checksummed keys", () => {
     expect(looksLikeLatchkeyKey(text)).toBe(false);
   });
 
+  it("include the example of the documentation and the API reference", () => {
+    expect(looksLikeLatchkeyKey("wx_3ZtKq8fV2mLpR9xBn4cJ7d7Xymh7")).toBe(true);
+    expect(checksumOf("wx_3ZtKq8fV2mLpR9xBn4cJ7d")).toBe("7Xymh7");
+    expect(looksLikeLatchkeyKey("wx_8HsW2kPz5QnLt3VcX9mRbf3i9ZQC")).toBe(true);
+  });
+
   it("refuse plain-format keys", () => {
     expect(looksLikeLatchkeyKey(generateKey("sk", 16))).toBe(false);
   });
