@@ -100,6 +100,23 @@ describe("the secret-scanning receiver", () => {
     ]);
   });
 
+  it("shows the leak in the workspace's audit log, the system the actor", async () => {
+    const { keyId, key } = await keyIn(await s.seed.api());
+    const res = await report(s, [match(key)]);
+    const { data } = await s.api.analytics.listAuditLogs({
+      event: "key.leaked",
+      resourceId: keyId,
+    });
+    expect(data).toEqual([
+      expect.objectContaining({
+        event: "key.leaked",
+        actor: expect.objectContaining({ type: "system", id: "github_secret_scanning" }),
+        resource: expect.objectContaining({ type: "key", id: keyId }),
+        requestId: res.headers.get("x-request-id"),
+      }),
+    ]);
+  });
+
   it("revokes a key of an API whose policy is revoke, as deleteKey does", async () => {
     const apiId = await s.seed.api(undefined, undefined, { leakPolicy: "revoke" });
     const { keyId, key } = await keyIn(apiId);
