@@ -32,9 +32,12 @@ import { listen } from "./server/listener.js";
 import { openApiDocument } from "./server/openapi.js";
 import { createPages } from "./server/pages.js";
 import { createRouter } from "./server/router.js";
+import { createSecretScanningDoor } from "./server/secret-scanning-door.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
 import { scheduleReservationSweep } from "./services/keys/reservation-sweep.js";
+import { receiveGithubReport } from "./services/secret-scanning/github-receiver.js";
+import { PublicKeys } from "./services/secret-scanning/public-keys.js";
 import { WorkspaceSlots } from "./services/workspace-slots.js";
 import { openDatabaseWhenUp } from "./startup/database.js";
 import { rootKeyDestination, rootKeyKeeper } from "./startup/first-root-key.js";
@@ -74,6 +77,23 @@ export interface AppOptions {
    * not: its primary serves /metrics and readiness for every worker (cli/workers.ts).
    */
   serveAdmin?: boolean;
+}
+
+/**
+ * The receiver of GitHub's secret-scanning reports, when GITHUB_SECRET_SCANNING_PUBLIC_KEYS
+ * names the keys they are signed with; without it the path is an unknown one (404).
+ */
+function secretScanningDoor(deps: Deps) {
+  const setting = deps.config.githubSecretScanningPublicKeys;
+  if (setting === undefined) return undefined;
+  const keys = new PublicKeys(setting, deps.clock, deps.log);
+  return createSecretScanningDoor({
+    receive: (report) => receiveGithubReport(deps, keys, report),
+    maxBodyBytes: deps.config.maxBodyBytes,
+    docsUrl: deps.config.docsUrl,
+    log: deps.log,
+    metrics: deps.metrics,
+  });
 }
 
 /** A running Latchkey server. */
@@ -248,6 +268,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
       pages: createPages(openApiDocument),
       health: healthRoutes(readiness),
+      secretScanning: secretScanningDoor(deps),
     });
     const limits = connectionLimits(config);
     const listener = await listen(

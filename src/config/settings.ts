@@ -1,4 +1,9 @@
 import { availableParallelism } from "node:os";
+import {
+  KeyListError,
+  type PublicKeySetting,
+  readPublicKeySetting,
+} from "../domain/github-keys.js";
 import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.js";
 import {
   boolean,
@@ -78,6 +83,23 @@ function pepperCheck(pepper: string, label: string): string {
   }
   return pepper;
 }
+
+/** The keys GitHub's secret-scanning reports are signed with; unset turns the receiver off. */
+const githubSecretScanningPublicKeys: Setting<PublicKeySetting | undefined> = {
+  env: "GITHUB_SECRET_SCANNING_PUBLIC_KEYS",
+  help: "GitHub secret-scanning public keys (PEM, a key-list JSON, or its URL); unset: receiver off",
+  shownDefault: "(unset)",
+  accepts: "PEM public keys, a key-list JSON, or an http(s) URL serving one",
+  parse(raw, label) {
+    if (raw === undefined || raw.trim() === "") return undefined;
+    try {
+      return readPublicKeySetting(raw);
+    } catch (err) {
+      if (!(err instanceof KeyListError)) throw err;
+      throw new ConfigError(`${label}: ${err.message}`);
+    }
+  },
+};
 
 function previousPeppersCheck(list: string, label: string): string {
   const peppers = list.split(",");
@@ -214,6 +236,10 @@ export const SETTINGS = {
       },
     ),
     "up to 4 comma-separated former peppers still accepted; a key found under one moves to the current pepper when it is used",
+  ),
+  githubSecretScanningPublicKeys: documented(
+    githubSecretScanningPublicKeys,
+    'turns on `POST /v2/secret-scanning/github`, the receiver of GitHub\'s secret-scanning partner programme (see [leak detection](leak-detection.md)), with the ECDSA P-256 keys its reports are signed with: PEM public keys (one or more `PUBLIC KEY` blocks; `\\n` is read as a line break; each key\'s identifier is the hex SHA-256 of its DER form), a key list\'s JSON (`{"public_keys": [{"key_identifier", "key"}]}`), or the http(s) URL of one (GitHub\'s is `https://api.github.com/meta/public_keys/secret_scanning`), fetched when first needed with a 5 s timeout and kept for an hour (fetched again early, at most every 5 minutes, for an identifier it does not hold); unset, the path answers 404',
   ),
   // A string, not the union: pino takes any level name, and tests set theirs.
   logLevel: documented(

@@ -1,37 +1,23 @@
 import { hash, randomBytes } from "node:crypto";
+import { base58Encode, base58Fixed } from "./base58.js";
+import { type KeyFormat, withChecksum } from "./key-format.js";
 
-/** The Bitcoin Base58 alphabet: no 0, O, I or l, so keys survive being read aloud or retyped. */
-const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-
-/** Encodes bytes as Base58 (big-endian, leading zero bytes become '1'). */
-export function base58Encode(bytes: Uint8Array): string {
-  let zeros = 0;
-  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  const digits: number[] = [];
-  for (let i = zeros; i < bytes.length; i++) {
-    let carry = bytes[i] as number;
-    for (let j = 0; j < digits.length; j++) {
-      carry += (digits[j] as number) << 8;
-      digits[j] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-    while (carry > 0) {
-      digits.push(carry % 58);
-      carry = (carry / 58) | 0;
-    }
-  }
-  let out = "1".repeat(zeros);
-  for (let i = digits.length - 1; i >= 0; i--) out += BASE58[digits[i] as number];
-  return out;
-}
+export { base58Encode } from "./base58.js";
 
 /**
  * Generates a new secret key: `byteLength` bytes from the CSPRNG in Base58, behind
- * `<prefix>_` when a prefix is given.
+ * `<prefix>_` when a prefix is given. In the checksummed format (see key-format.ts) the
+ * random part has a fixed width and ends with the CRC-32 of everything before it.
  */
-export function generateKey(prefix: string | undefined, byteLength: number): string {
-  const body = base58Encode(randomBytes(byteLength));
-  return prefix ? `${prefix}_${body}` : body;
+export function generateKey(
+  prefix: string | undefined,
+  byteLength: number,
+  format: KeyFormat = "plain",
+): string {
+  const lead = prefix ? `${prefix}_` : "";
+  const random = randomBytes(byteLength);
+  if (format === "plain") return lead + base58Encode(random);
+  return withChecksum(lead + base58Fixed(random));
 }
 
 /** The stored form of a key: base64 (padded) of SHA-256 over the UTF-8 bytes of the full key. */

@@ -57,6 +57,7 @@ export const catalog = {
   authenticationMissing: entry("authentication", "missing", 401, Code.Unauthenticated),
   authenticationMalformed: entry("authentication", "malformed", 401, Code.Unauthenticated),
   rootKeyNotFound: entry("authentication", "key_not_found", 401, Code.Unauthenticated),
+  signatureInvalid: entry("authentication", "invalid_signature", 401, Code.Unauthenticated),
 
   insufficientPermissions: entry(
     "authorization",

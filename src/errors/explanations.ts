@@ -47,6 +47,11 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
     meaning: "The Authorization header is not of the form `Bearer <key>`.",
     fix: "Send exactly `Authorization: Bearer <ROOT_KEY>`, with one space and no quotes.",
   },
+  "authentication/invalid_signature": {
+    meaning:
+      "A request to the secret-scanning receiver (`POST /v2/secret-scanning/github`) is not signed by a key this server trusts: a signature header is missing or malformed, the key identifier is not one of the configured public keys, or the signature does not match the body. Nothing was looked up or changed.",
+    fix: "Only GitHub's secret-scanning partner programme sends these requests. Operators: check that `GITHUB_SECRET_SCANNING_PUBLIC_KEYS` holds GitHub's current keys (or the URL of their key list), and that nothing between GitHub and Latchkey rewrites the body.",
+  },
   "authentication/key_not_found": {
     meaning:
       "The root key is unknown, revoked or expired (the answer does not say which, on purpose).",

@@ -77,6 +77,13 @@ export const errors = {
       "The provided root key is invalid: it is unknown, revoked or expired.",
     );
   },
+  /** A secret-scanning report whose signature is missing, unknown or wrong; `why` says which. */
+  signatureInvalid(why: string): ServiceError {
+    return new ServiceError(
+      catalog.signatureInvalid,
+      `The request signature is not valid: ${why}.`,
+    );
+  },
   insufficientPermissions(required: string): ServiceError {
     return new ServiceError(catalog.insufficientPermissions, `Missing permission: '${required}'.`);
   },

@@ -8,12 +8,14 @@ export interface Doors {
   pages?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** The health endpoints (`/health/live`, `/health/ready`); false when the path is not one. */
   health?: (req: NodeRequest, res: NodeResponse) => boolean;
+  /** The secret-scanning receiver, when configured; false when the path is not its own. */
+  secretScanning?: (req: NodeRequest, res: NodeResponse) => boolean;
 }
 
 /**
  * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC), the health
- * endpoints, GET pages (`/docs`, `/openapi.json`, error pages), and everything else to the
- * /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
+ * endpoints, the secret-scanning receiver (when configured), GET pages (`/docs`,
+ * `/openapi.json`, error pages), and everything else to the /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
  * served on the admin port only.
  */
 export function createRouter(doors: Doors) {
@@ -24,6 +26,7 @@ export function createRouter(doors: Doors) {
       return;
     }
     if (url.startsWith("/health/") && doors.health?.(req, res)) return;
+    if (url.startsWith("/v2/secret-scanning/") && doors.secretScanning?.(req, res)) return;
     if (doors.pages?.(req, res)) return;
     void doors.json(req, res);
   };

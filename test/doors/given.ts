@@ -105,7 +105,14 @@ export async function given(s: TestServer, known: Placeholders): Promise<Given> 
     rootKeyWith: rootKey,
     async api(name = "conformance api") {
       const id = orderedId("api");
-      await apiInsert(s.db, { id, workspaceId, name, createdAt: now });
+      await apiInsert(s.db, {
+        id,
+        workspaceId,
+        name,
+        keyFormat: "checksummed",
+        leakPolicy: "disable",
+        createdAt: now,
+      });
       return id;
     },
     async key(apiId, body = {}) {

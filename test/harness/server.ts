@@ -9,7 +9,7 @@ import { randomString } from "../../src/domain/random.js";
 import { ALL_PERMISSIONS } from "../../src/domain/root-permissions.js";
 import type { Logger } from "../../src/log.js";
 import type { Db } from "../../src/storage/db.js";
-import { apiInsert } from "../../src/storage/queries/apis.js";
+import { type ApiRow, apiInsert } from "../../src/storage/queries/apis.js";
 import { identityInsert } from "../../src/storage/queries/identities.js";
 import { permissionInsert } from "../../src/storage/queries/permissions.js";
 import type { Tracing } from "../../src/tracing/tracing.js";
@@ -52,8 +52,15 @@ export interface Seeder {
   ): Promise<{ id: string; secret: string }>;
   /** Revokes a root key the way the CLI does. */
   revokeRootKey(id: string): Promise<void>;
-  /** A new API in a workspace (default workspace unless given); returns its id. */
-  api(workspaceId?: string, name?: string): Promise<string>;
+  /**
+   * A new API in a workspace (default workspace unless given); returns its id. Its settings
+   * are those createApi gives (checksummed keys, leaks disable) unless `settings` says.
+   */
+  api(
+    workspaceId?: string,
+    name?: string,
+    settings?: Partial<Pick<ApiRow, "keyFormat" | "leakPolicy">>,
+  ): Promise<string>;
   /** A new identity (random externalId unless given); returns its id and externalId. */
   identity(opts?: {
     externalId?: string;
@@ -164,9 +171,16 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     rootKeyWithId: (permissions, w = workspaceId) => createRootKey(deps, w, permissions, "test"),
     revokeRootKey: (id) => revokeRootKey(deps, id),
-    async api(w = workspaceId, name = `api ${randomString(6)}`) {
+    async api(w = workspaceId, name = `api ${randomString(6)}`, settings = {}) {
       const id = newId("api");
-      await apiInsert(database.db, { id, workspaceId: w, name, createdAt: clock.now() });
+      await apiInsert(database.db, {
+        id,
+        workspaceId: w,
+        name,
+        keyFormat: settings.keyFormat ?? "checksummed",
+        leakPolicy: settings.leakPolicy ?? "disable",
+        createdAt: clock.now(),
+      });
       return id;
     },
   } as Seeder;

@@ -2,8 +2,8 @@
 // @generated from file latchkey/v2/apis.proto (package latchkey.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Pagination, ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
 import type { Key } from "./keys_pb.js";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/apis.proto.
  */
 export const file_latchkey_v2_apis: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiItChBDcmVhdGVBcGlSZXF1ZXN0EhkKBG5hbWUYASABKAlCC6K7GAcIARADGIACIm4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIh8KA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhImIKD0xpc3RBcGlzUmVxdWVzdBIcCgVsaW1pdBgBIAEoBUIIorsYBCgBMGRIAIgBARIcCgZjdXJzb3IYAiABKAlCB6K7GAMYgAhIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciKQAQoQTGlzdEFwaXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5BcGlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbiKPAgoPTGlzdEtleXNSZXF1ZXN0EhYKBmFwaV9pZBgBIAEoCUIGorsYAggBEhwKBWxpbWl0GAIgASgFQgiiuxgEKAEwZEgAiAEBEhwKBmN1cnNvchgDIAEoCUIHorsYAxiACEgBiAEBEiMKC2V4dGVybmFsX2lkGAQgASgJQgmiuxgFEAEY/wFIAogBARIUCgdkZWNyeXB0GAUgASgISAOIAQESIgoVcmV2YWxpZGF0ZV9rZXlzX2NhY2hlGAYgASgISASIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCDgoMX2V4dGVybmFsX2lkQgoKCF9kZWNyeXB0QhgKFl9yZXZhbGlkYXRlX2tleXNfY2FjaGUikAEKEExpc3RLZXlzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRImCgRkYXRhGAIgAygLMhAubGF0Y2hrZXkudjIuS2V5QgaquxgCEAESKwoKcGFnaW5hdGlvbhgDIAEoCzIXLmxhdGNoa2V5LnYyLlBhZ2luYXRpb24y+QQKC0FwaXNTZXJ2aWNlEnAKCUNyZWF0ZUFwaRIdLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXNwb25zZSIkwrsYIAgCEhBhcGkuKi5jcmVhdGVfYXBpIgphcGkuY3JlYXRlEmwKBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZSIpwrsYJQgCEhRhcGkue2FwaUlkfS5yZWFkX2FwaSoLYXBpTm90Rm91bmQSgwEKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZSI3wrsYMwgCEhZhcGkue2FwaUlkfS5kZWxldGVfYXBpIgphcGkuZGVsZXRlKgthcGlOb3RGb3VuZBJlCghMaXN0QXBpcxIcLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVzcG9uc2UiHMK7GBgIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkSnAEKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSJTwrsYTwgCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGkqC2FwaU5vdEZvdW5kKhJwcmVjb25kaXRpb25GYWlsZWRCdwoPY29tLmxhdGNoa2V5LnYyQglBcGlzUHJvdG9QAVombGF0Y2hrZXkvZ2VuL2dvL2xhdGNoa2V5L3YyO2xhdGNoa2V5djKiAgNMWFiqAgtMYXRjaGtleS5WMsoCC0xhdGNoa2V5XFYy6gIMTGF0Y2hrZXk6OlYyYgZwcm90bzM", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
+  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiKwAQoQQ3JlYXRlQXBpUmVxdWVzdBIZCgRuYW1lGAEgASgJQguiuxgHCAEQAxiAAhIvCgprZXlfZm9ybWF0GAIgASgOMhYubGF0Y2hrZXkudjIuS2V5Rm9ybWF0SACIAQESMQoLbGVha19wb2xpY3kYAyABKA4yFy5sYXRjaGtleS52Mi5MZWFrUG9saWN5SAGIAQFCDQoLX2tleV9mb3JtYXRCDgoMX2xlYWtfcG9saWN5Im4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpInkKA0FwaRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEioKCmtleV9mb3JtYXQYAyABKA4yFi5sYXRjaGtleS52Mi5LZXlGb3JtYXQSLAoLbGVha19wb2xpY3kYBCABKA4yFy5sYXRjaGtleS52Mi5MZWFrUG9saWN5IioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhImIKD0xpc3RBcGlzUmVxdWVzdBIcCgVsaW1pdBgBIAEoBUIIorsYBCgBMGRIAIgBARIcCgZjdXJzb3IYAiABKAlCB6K7GAMYgAhIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciKQAQoQTGlzdEFwaXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5BcGlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbiKPAgoPTGlzdEtleXNSZXF1ZXN0EhYKBmFwaV9pZBgBIAEoCUIGorsYAggBEhwKBWxpbWl0GAIgASgFQgiiuxgEKAEwZEgAiAEBEhwKBmN1cnNvchgDIAEoCUIHorsYAxiACEgBiAEBEiMKC2V4dGVybmFsX2lkGAQgASgJQgmiuxgFEAEY/wFIAogBARIUCgdkZWNyeXB0GAUgASgISAOIAQESIgoVcmV2YWxpZGF0ZV9rZXlzX2NhY2hlGAYgASgISASIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCDgoMX2V4dGVybmFsX2lkQgoKCF9kZWNyeXB0QhgKFl9yZXZhbGlkYXRlX2tleXNfY2FjaGUikAEKEExpc3RLZXlzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRImCgRkYXRhGAIgAygLMhAubGF0Y2hrZXkudjIuS2V5QgaquxgCEAESKwoKcGFnaW5hdGlvbhgDIAEoCzIXLmxhdGNoa2V5LnYyLlBhZ2luYXRpb24qdQoJS2V5Rm9ybWF0EhoKFktFWV9GT1JNQVRfVU5TUEVDSUZJRUQQABIfChBLRVlfRk9STUFUX1BMQUlOEAEaCbK7GAVwbGFpbhIrChZLRVlfRk9STUFUX0NIRUNLU1VNTUVEEAIaD7K7GAtjaGVja3N1bW1lZCqXAQoKTGVha1BvbGljeRIbChdMRUFLX1BPTElDWV9VTlNQRUNJRklFRBAAEiIKEkxFQUtfUE9MSUNZX1JFVk9LRRABGgqyuxgGcmV2b2tlEiQKE0xFQUtfUE9MSUNZX0RJU0FCTEUQAhoLsrsYB2Rpc2FibGUSIgoSTEVBS19QT0xJQ1lfTk9USUZZEAMaCrK7GAZub3RpZnky+QQKC0FwaXNTZXJ2aWNlEnAKCUNyZWF0ZUFwaRIdLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXNwb25zZSIkwrsYIAgCEhBhcGkuKi5jcmVhdGVfYXBpIgphcGkuY3JlYXRlEmwKBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZSIpwrsYJQgCEhRhcGkue2FwaUlkfS5yZWFkX2FwaSoLYXBpTm90Rm91bmQSgwEKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZSI3wrsYMwgCEhZhcGkue2FwaUlkfS5kZWxldGVfYXBpIgphcGkuZGVsZXRlKgthcGlOb3RGb3VuZBJlCghMaXN0QXBpcxIcLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVzcG9uc2UiHMK7GBgIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkSnAEKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSJTwrsYTwgCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGkqC2FwaU5vdEZvdW5kKhJwcmVjb25kaXRpb25GYWlsZWRCdwoPY29tLmxhdGNoa2V5LnYyQglBcGlzUHJvdG9QAVombGF0Y2hrZXkvZ2VuL2dvL2xhdGNoa2V5L3YyO2xhdGNoa2V5djKiAgNMWFiqAgtMYXRjaGtleS5WMsoCC0xhdGNoa2V5XFYy6gIMTGF0Y2hrZXk6OlYyYgZwcm90bzM", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
 
 /**
  * CreateApiRequest names the new API.
@@ -29,6 +29,23 @@ export type CreateApiRequest = Message<"latchkey.v2.CreateApiRequest"> & {
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * How the API's new keys are written: `checksummed` when omitted (or unspecified), `plain`
+   * for the format of keys made before checksums existed. Keys already issued keep verifying
+   * whatever the format.
+   *
+   * @generated from field: optional latchkey.v2.KeyFormat key_format = 2;
+   */
+  keyFormat?: KeyFormat | undefined;
+
+  /**
+   * What happens to a key of this API that a secret-scanning partner reports as leaked:
+   * `disable` when omitted (or unspecified), `revoke` or `notify`.
+   *
+   * @generated from field: optional latchkey.v2.LeakPolicy leak_policy = 3;
+   */
+  leakPolicy?: LeakPolicy | undefined;
 };
 
 /**
@@ -155,6 +172,20 @@ export type Api = Message<"latchkey.v2.Api"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * How the API writes its new keys. APIs created before key formats existed are `plain`.
+   *
+   * @generated from field: latchkey.v2.KeyFormat key_format = 3;
+   */
+  keyFormat: KeyFormat;
+
+  /**
+   * What happens to a key of the API reported as leaked.
+   *
+   * @generated from field: latchkey.v2.LeakPolicy leak_policy = 4;
+   */
+  leakPolicy: LeakPolicy;
 };
 
 /**
@@ -381,6 +412,86 @@ export type ListKeysResponse = Message<"latchkey.v2.ListKeysResponse"> & {
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
   messageDesc(file_latchkey_v2_apis, 12);
+
+/**
+ * KeyFormat is how an API writes its new keys.
+ *
+ * @generated from enum latchkey.v2.KeyFormat
+ */
+export enum KeyFormat {
+  /**
+   * Not given: the default, checksummed.
+   *
+   * @generated from enum value: KEY_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * `<prefix>_<random>`, the random bytes in Base58 at whatever length they take (20 to 22
+   * characters for 16 bytes). The format of APIs created before checksums existed.
+   *
+   * @generated from enum value: KEY_FORMAT_PLAIN = 1;
+   */
+  PLAIN = 1,
+
+  /**
+   * `<prefix>_<random><checksum>`: the random bytes as Base58 of a fixed width (22 characters
+   * for 16 bytes), then 6 Base58 characters of the CRC-32 of everything before them, so that a
+   * scanner can tell a real key from random text offline and a pattern can pin the length.
+   *
+   * @generated from enum value: KEY_FORMAT_CHECKSUMMED = 2;
+   */
+  CHECKSUMMED = 2,
+}
+
+/**
+ * Describes the enum latchkey.v2.KeyFormat.
+ */
+export const KeyFormatSchema: GenEnum<KeyFormat> = /*@__PURE__*/
+  enumDesc(file_latchkey_v2_apis, 0);
+
+/**
+ * LeakPolicy is what Latchkey does with a key reported as leaked (GitHub secret scanning).
+ * Whatever the policy, the report is written to the audit log as `key.leaked`.
+ *
+ * @generated from enum latchkey.v2.LeakPolicy
+ */
+export enum LeakPolicy {
+  /**
+   * Not given: the default, disable.
+   *
+   * @generated from enum value: LEAK_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The key is deleted, as keys.deleteKey does: it stops verifying for good.
+   *
+   * @generated from enum value: LEAK_POLICY_REVOKE = 1;
+   */
+  REVOKE = 1,
+
+  /**
+   * The key is disabled (`enabled: false`): it verifies as DISABLED until its owner enables it
+   * again with keys.updateKey.
+   *
+   * @generated from enum value: LEAK_POLICY_DISABLE = 2;
+   */
+  DISABLE = 2,
+
+  /**
+   * Nothing about the key changes: only the audit record (and its notification) is written.
+   *
+   * @generated from enum value: LEAK_POLICY_NOTIFY = 3;
+   */
+  NOTIFY = 3,
+}
+
+/**
+ * Describes the enum latchkey.v2.LeakPolicy.
+ */
+export const LeakPolicySchema: GenEnum<LeakPolicy> = /*@__PURE__*/
+  enumDesc(file_latchkey_v2_apis, 1);
 
 /**
  * ApisService manages APIs: the containers that keys are issued for.

@@ -1,12 +1,17 @@
 import { type Examples, IDS } from "./example.ts";
 import { KEY } from "./key.ts";
 
-const API = { id: IDS.apiId, name: "weather-api-production" };
+const API = {
+  id: IDS.apiId,
+  name: "weather-api-production",
+  keyFormat: "checksummed",
+  leakPolicy: "disable",
+};
 
 /** Examples of the apis namespace. */
 export const API_EXAMPLES: Examples = {
   "apis.createApi": {
-    request: { name: API.name },
+    request: { name: API.name, keyFormat: API.keyFormat, leakPolicy: API.leakPolicy },
     response: { data: { apiId: IDS.apiId } },
   },
   "apis.getApi": {

@@ -29,7 +29,7 @@ export const IDS = {
   permissionId: "perm_5tR7yU9iO1pA3sD5",
   roleId: "role_2wE4rT6yU8iO0pQ1",
   overrideId: "rlor_6hJ8kL0zX2cV4bN6",
-  key: "wx_3ZtKq8fV2mLpR9xBn4cJ7d",
-  rerolledKey: "wx_8HsW2kPz5QnLt3VcX9mRbf",
+  key: "wx_3ZtKq8fV2mLpR9xBn4cJ7d7Xymh7",
+  rerolledKey: "wx_8HsW2kPz5QnLt3VcX9mRbf3i9ZQC",
   reservationId: "res_4Nq8Lm2Xc6Vb0Zt3",
 } as const;

@@ -10,8 +10,12 @@ import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
+import { keyFormatOf, leakPolicyOf } from "./api-view.js";
 
-/** Creates an API in the caller's workspace. */
+/**
+ * Creates an API in the caller's workspace, with the format of its keys (checksummed unless
+ * asked otherwise) and its leak policy (disable unless asked otherwise).
+ */
 export async function createApi(
   deps: Deps,
   req: CreateApiRequest,
@@ -21,7 +25,14 @@ export async function createApi(
   const { workspaceId } = principalOf(ctx);
   const id = newId("api");
   await mutate(deps, ctx, async (tx, change) => {
-    await apiInsert(tx, { id, workspaceId, name: req.name, createdAt: change.now });
+    await apiInsert(tx, {
+      id,
+      workspaceId,
+      name: req.name,
+      keyFormat: keyFormatOf(req.keyFormat),
+      leakPolicy: leakPolicyOf(req.leakPolicy),
+      createdAt: change.now,
+    });
     change.audit({
       event: "api.create",
       resourceType: "api",

@@ -18,13 +18,15 @@ export async function findApi(deps: Deps, workspaceId: string, apiId: string): P
  * Inside a transaction that adds keys to an API: checks again that the API is live and
  * share-locks it until commit, so that a concurrent deleteApi either waits for the keys or
  * has deleted the API first, which is a 404 (`gone`) here. No key is ever added to a
- * deleted API.
+ * deleted API. Answers the API as it is then (its key format, read fresh).
  */
 export async function lockLiveApi(
   tx: Queryable,
   workspaceId: string,
   apiId: string,
   gone: () => ServiceError = errors.apiNotFound,
-): Promise<void> {
-  if (!(await apiFindById(tx, workspaceId, apiId, true))) throw gone();
+): Promise<ApiRow> {
+  const api = await apiFindById(tx, workspaceId, apiId, true);
+  if (!api) throw gone();
+  return api;
 }

@@ -4,6 +4,7 @@ import type { GetApiRequest, GetApiResponseSchema } from "../../../gen/latchkey/
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
+import { toApiMessage } from "./api-view.js";
 import { findApi } from "./find-api.js";
 
 /**
@@ -17,5 +18,5 @@ export async function getApi(
 ): Promise<MessageInitShape<typeof GetApiResponseSchema>> {
   const api = await findApi(deps, principalOf(ctx).workspaceId, req.apiId);
   authorize(ctx, { apiId: api.id });
-  return { data: { id: api.id, name: api.name } };
+  return { data: toApiMessage(api) };
 }

@@ -27,7 +27,7 @@ const DEFAULT_BYTE_LENGTH = 16;
 
 /**
  * Issues a key for an API with every setting a key has. The secret is generated from the
- * CSPRNG, returned once, and stored only as its SHA-256 and displayable start. Roles must
+ * CSPRNG in the API's key format, returned once, and stored only as its SHA-256 and displayable start. Roles must
  * exist (404 otherwise, nothing written); missing permissions and identities are created.
  * Beyond api.<apiId>.create_key, roles need rbac.*.add_role_to_key, permissions
  * rbac.*.add_permission_to_key, creating a permission rbac.*.create_permission and creating
@@ -44,10 +44,10 @@ export async function createKey(
   const vars = { apiId: api.id };
   await authorizeCreate(deps, ctx, req, vars);
   if (req.recoverable) throw errors.preconditionFailed(RECOVERABLE_UNSUPPORTED);
-  const secret = generateKey(req.prefix, req.byteLength ?? DEFAULT_BYTE_LENGTH);
   const id = newId("key");
-  await mutate(deps, ctx, async (tx, change) => {
-    await lockLiveApi(tx, workspaceId, api.id);
+  const secret = await mutate(deps, ctx, async (tx, change) => {
+    const live = await lockLiveApi(tx, workspaceId, api.id);
+    const secret = generateKey(req.prefix, req.byteLength ?? DEFAULT_BYTE_LENGTH, live.keyFormat);
     const roles = await resolveRoles(tx, workspaceId, distinct(req.roles));
     const identityId = await identityForExternalId(
       tx,
@@ -67,6 +67,7 @@ export async function createKey(
       { row, ratelimits, permissions, roles, beforeCreatingPermissions },
       `Created key ${id} in API ${api.id}.`,
     );
+    return secret;
   });
   return { data: { keyId: id, key: secret } };
 }

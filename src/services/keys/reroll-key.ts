@@ -42,9 +42,10 @@ export async function rerollKey(
   const secret = await mutate(deps, ctx, async (tx, change) => {
     const old = await findKey(tx, workspaceId, req.keyId, true);
     // A key of a deleted API is not found, whatever the reason.
-    await lockLiveApi(tx, workspaceId, old.apiId, errors.keyNotFound);
+    const api = await lockLiveApi(tx, workspaceId, old.apiId, errors.keyNotFound);
     const prefix = old.prefix ?? undefined;
-    const secret = generateKey(prefix, old.byteLength ?? 16);
+    // The new key is written in the API's format of now, whatever the old one's was.
+    const secret = generateKey(prefix, old.byteLength ?? 16, api.keyFormat);
     // The balance moves to the new key, unless the old key already spends another's.
     const ownsBalance = old.creditsKeyId === null;
     const row = {

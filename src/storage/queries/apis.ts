@@ -1,3 +1,5 @@
+import type { KeyFormat } from "../../domain/key-format.js";
+import type { LeakPolicy } from "../../domain/leaks.js";
 import type { Queryable } from "../db.js";
 
 /** An API as stored. */
@@ -5,15 +7,22 @@ export interface ApiRow {
   id: string;
   workspaceId: string;
   name: string;
+  /** How its new keys are written. */
+  keyFormat: KeyFormat;
+  /** What a reported leak of one of its keys does. */
+  leakPolicy: LeakPolicy;
   createdAt: number;
 }
+
+const COLUMNS = `id, workspace_id as "workspaceId", name, key_format as "keyFormat",
+  leak_policy as "leakPolicy", created_at as "createdAt"`;
 
 /** Inserts an API. */
 export async function apiInsert(q: Queryable, api: ApiRow): Promise<void> {
   await q.query(
-    `insert into apis (id, workspace_id, name, created_at)
-     values ($1, $2, $3, $4)`,
-    [api.id, api.workspaceId, api.name, api.createdAt],
+    `insert into apis (id, workspace_id, name, key_format, leak_policy, created_at)
+     values ($1, $2, $3, $4, $5, $6)`,
+    [api.id, api.workspaceId, api.name, api.keyFormat, api.leakPolicy, api.createdAt],
   );
 }
 
@@ -29,7 +38,7 @@ export async function apiFindById(
   lock = false,
 ): Promise<ApiRow | undefined> {
   const rows = await q.query<ApiRow>(
-    `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
+    `select ${COLUMNS}
      from apis
      where workspace_id = $1
        and id = $2
@@ -70,7 +79,7 @@ export function apiList(
   opts: { cursor: string | undefined; limit: number; ids: readonly string[] | null },
 ): Promise<ApiRow[]> {
   return q.query<ApiRow>(
-    `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
+    `select ${COLUMNS}
      from apis
      where workspace_id = $1
        and deleted_at is null

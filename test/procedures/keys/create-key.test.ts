@@ -3,6 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
 import { type CreateKeyRequestSchema, KeySchema } from "../../../gen/latchkey/v2/keys_pb.js";
+import { looksLikeLatchkeyKey } from "../../../src/domain/key-format.js";
 import { useServer } from "../../harness/server.js";
 import { refusal } from "../../harness/typed.js";
 
@@ -49,7 +50,9 @@ describe("keys.createKey", () => {
     });
     const created = res.data;
     expect(created?.keyId).toMatch(/^key_[a-zA-Z0-9]{16}$/);
-    expect(created?.key).toMatch(new RegExp(`^sk_live_${BASE58}{40,46}$`));
+    // A new API's keys are checksummed: 32 bytes are 44 Base58 digits, then 6 of checksum.
+    expect(created?.key).toMatch(new RegExp(`^sk_live_${BASE58}{50}$`));
+    expect(looksLikeLatchkeyKey(created?.key ?? "")).toBe(true);
     const got = (await s.api.keys.getKey({ keyId: created?.keyId ?? "" })).data;
     expect(got?.identity?.id).toMatch(/^id_/);
     expect(got?.ratelimits.map((r) => r.id)).toEqual([
@@ -85,7 +88,7 @@ describe("keys.createKey", () => {
 
   it("makes a minimal key: 16 bytes, no prefix, enabled, unlimited", async () => {
     const { data } = await s.api.keys.createKey({ apiId: await s.seed.api() });
-    expect(data?.key).toMatch(new RegExp(`^${BASE58}{20,23}$`));
+    expect(data?.key).toMatch(new RegExp(`^${BASE58}{28}$`));
     const got = (await s.api.keys.getKey({ keyId: data?.keyId ?? "" })).data;
     expect(got).toEqual(
       create(KeySchema, {

@@ -111,6 +111,7 @@ const SAMPLES: Record<SettingName, string> = {
   docsUrl: "https://docs.example.com",
   keyHashPepper: "pepper_from_the_flag_0123456789abcdef",
   keyHashPepperPrevious: "previous_pepper_0123456789abcdefghij",
+  githubSecretScanningPublicKeys: "https://keys.example.com/secret_scanning",
   logLevel: "warn",
   verifyRequiresRootKey: "true",
   ratelimitFailureMode: "closed",
@@ -176,6 +177,10 @@ describe("serve's settings", () => {
     [{ KEY_HASH_PEPPER: "short" }, "KEY_HASH_PEPPER: a pepper must be"],
     [{ STARTUP_WAIT_S: "-1" }, "STARTUP_WAIT_S=-1"],
     [{ WORKERS: "0" }, "WORKERS=0: must be an integer from 1 to 64, or auto"],
+    [
+      { GITHUB_SECRET_SCANNING_PUBLIC_KEYS: "not a key" },
+      "GITHUB_SECRET_SCANNING_PUBLIC_KEYS: no PEM 'PUBLIC KEY' block",
+    ],
     [{ WORKERS: "65" }, "WORKERS=65: must be an integer from 1 to 64, or auto"],
   ])("a bad setting %j: one line, exit 2, nothing started", async (env, message) => {
     const r = await cli(["serve"], { ...NO_DATABASE, ...env });
