@@ -194,6 +194,11 @@ export function cidrProblem(text: string): string | undefined {
   return parseCidr(text).problem;
 }
 
+/** A list of ranges as stored: null for none (an empty list is no rule, stored as none). */
+export function storedCidrs(list: readonly string[]): string[] | null {
+  return list.length === 0 ? null : [...list];
+}
+
 /** A range as matched: its first address and the mask of each of its words. */
 interface CompiledRange {
   words: IpWords;

@@ -5,13 +5,17 @@ import type {
   CreateApiResponseSchema,
 } from "../../../gen/latchkey/v2/apis_pb.js";
 import { newId } from "../../domain/ids.js";
+import { storedCidrs } from "../../domain/networks.js";
 import { apiInsert } from "../../storage/queries/apis.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { mutate } from "../mutation.js";
 
-/** Creates an API in the caller's workspace. */
+/**
+ * Creates an API in the caller's workspace, with the network ranges its keys verify from by
+ * default (none when the list is empty).
+ */
 export async function createApi(
   deps: Deps,
   req: CreateApiRequest,
@@ -21,7 +25,13 @@ export async function createApi(
   const { workspaceId } = principalOf(ctx);
   const id = newId("api");
   await mutate(deps, ctx, async (tx, change) => {
-    await apiInsert(tx, { id, workspaceId, name: req.name, createdAt: change.now });
+    await apiInsert(tx, {
+      id,
+      workspaceId,
+      name: req.name,
+      createdAt: change.now,
+      allowedCidrs: storedCidrs(req.allowedCidrs),
+    });
     change.audit({
       event: "api.create",
       resourceType: "api",

@@ -5,6 +5,7 @@ import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { findApi } from "./find-api.js";
+import { toApiMessage } from "./view.js";
 
 /**
  * Returns an API of the caller's workspace. 404 comes before 403: another workspace's API is
@@ -17,5 +18,5 @@ export async function getApi(
 ): Promise<MessageInitShape<typeof GetApiResponseSchema>> {
   const api = await findApi(deps, principalOf(ctx).workspaceId, req.apiId);
   authorize(ctx, { apiId: api.id });
-  return { data: { id: api.id, name: api.name } };
+  return { data: toApiMessage(api) };
 }

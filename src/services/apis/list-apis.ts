@@ -6,6 +6,7 @@ import { authorizeRows } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
 import { pageSize, toPage } from "../pagination.js";
+import { toApiMessage } from "./view.js";
 
 /**
  * One page of the live APIs of the workspace that the root key may read, by id. A key with
@@ -24,5 +25,5 @@ export async function listApis(
     ids: readable === "all" ? null : readable,
   });
   const { items, pagination } = toPage(rows, limit);
-  return { data: items.map((a) => ({ id: a.id, name: a.name })), pagination };
+  return { data: items.map(toApiMessage), pagination };
 }

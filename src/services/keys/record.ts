@@ -59,5 +59,6 @@ export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typ
     roles: r.roles,
     ...identityOf(r, r.identityRatelimits, toCreditsMessage(applyRefill(identityCredits(r), now))),
     ratelimits: r.keyRatelimits.map(recordRatelimit),
+    allowedCidrs: r.allowedCidrs ?? [],
   };
 }

@@ -6,14 +6,19 @@ export interface ApiRow {
   workspaceId: string;
   name: string;
   createdAt: number;
+  /** The network ranges the API's keys verify from by default; null (or absent) for none. */
+  allowedCidrs?: string[] | null;
 }
+
+const COLUMNS = `id, workspace_id as "workspaceId", name, created_at as "createdAt",
+  allowed_cidrs as "allowedCidrs"`;
 
 /** Inserts an API. */
 export async function apiInsert(q: Queryable, api: ApiRow): Promise<void> {
   await q.query(
-    `insert into apis (id, workspace_id, name, created_at)
-     values ($1, $2, $3, $4)`,
-    [api.id, api.workspaceId, api.name, api.createdAt],
+    `insert into apis (id, workspace_id, name, created_at, allowed_cidrs)
+     values ($1, $2, $3, $4, $5::text[])`,
+    [api.id, api.workspaceId, api.name, api.createdAt, api.allowedCidrs ?? null],
   );
 }
 
@@ -29,7 +34,7 @@ export async function apiFindById(
   lock = false,
 ): Promise<ApiRow | undefined> {
   const rows = await q.query<ApiRow>(
-    `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
+    `select ${COLUMNS}
      from apis
      where workspace_id = $1
        and id = $2
@@ -70,7 +75,7 @@ export function apiList(
   opts: { cursor: string | undefined; limit: number; ids: readonly string[] | null },
 ): Promise<ApiRow[]> {
   return q.query<ApiRow>(
-    `select id, workspace_id as "workspaceId", name, created_at as "createdAt"
+    `select ${COLUMNS}
      from apis
      where workspace_id = $1
        and deleted_at is null
