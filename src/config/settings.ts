@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.js";
+import { GATEWAY_SETTINGS } from "./gateway-settings.js";
 import {
   boolean,
   ConfigError,
@@ -229,6 +230,7 @@ export const SETTINGS = {
     boolean("VERIFY_REQUIRES_ROOT_KEY", false, "keys.verifyKey requires a root key"),
     "`true` makes `keys.verifyKey` require a root key (401 without one, `apiId` or not); `false` lets it verify header-less, scoped to the `apiId` sent (or, on an instance of one workspace, to that workspace)",
   ),
+  ...GATEWAY_SETTINGS,
   ratelimitFailureMode: documented(
     oneOf(
       "RATELIMIT_FAILURE_MODE",
