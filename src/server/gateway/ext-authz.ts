@@ -63,6 +63,9 @@ function gatewayRequest(req: CheckRequest, metadata: grpc.Metadata): GatewayRequ
   };
 }
 
+/** What the deserializer hands the handler for bytes that are no CheckRequest. */
+const UNDECODABLE = Object.freeze({ undecodable: true });
+
 const asOptions = (headers: Record<string, string>) =>
   Object.entries(headers).map(([key, value]) => ({ header: { key, value } }));
 
@@ -109,27 +112,31 @@ export function addExtAuthz(
       requestStream: false,
       responseStream: false,
       requestSerialize: (m: CheckRequest) => Buffer.from(toBinary(CheckRequestSchema, m)),
-      // A request that does not decode becomes undefined, refused by the handler.
+      // A request that does not decode becomes a marker the handler refuses (grpc-js would
+      // answer a throwing deserializer INTERNAL, and no message at all UNIMPLEMENTED).
       requestDeserialize: (buf: Buffer) => {
         try {
           return fromBinary(CheckRequestSchema, buf);
         } catch {
-          return undefined;
+          return UNDECODABLE;
         }
       },
       responseSerialize: (m: CheckResponse) => Buffer.from(toBinary(CheckResponseSchema, m)),
       responseDeserialize: (buf: Buffer) => fromBinary(CheckResponseSchema, buf),
     },
   };
-  const check: grpc.handleUnaryCall<CheckRequest | undefined, CheckResponse> = (call, callback) => {
-    if (call.request === undefined) {
+  const check: grpc.handleUnaryCall<CheckRequest | typeof UNDECODABLE, CheckResponse> = (
+    call,
+    callback,
+  ) => {
+    if (call.request === UNDECODABLE) {
       callback({
         code: grpc.status.INVALID_ARGUMENT,
         details: "the request is not a CheckRequest",
       });
       return;
     }
-    authorize(gatewayRequest(call.request, call.metadata)).then(
+    authorize(gatewayRequest(call.request as CheckRequest, call.metadata)).then(
       (answer) => callback(null, checkResponse(answer)),
       // The authorization answers every failure itself; this is only a last resort.
       () => callback({ code: grpc.status.INTERNAL, details: "internal error" }),
