@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
+import { NGINX } from "./bench/lib/nginx.ts";
 import { rigAvailable } from "./test/cluster/rig.js";
-import { NGINX } from "./test/server/gateway/nginx-rig.js";
 
 // The suite runs once per engine: always on embedded PGlite, and again on PostgreSQL
 // when TEST_DATABASE_URL is set (CI sets it). Groups run one after the other so the two

@@ -1,9 +1,9 @@
 import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentedSite, NGINX, type Nginx, startNginx } from "../../../bench/lib/nginx.ts";
 import { compileCidrs } from "../../../src/domain/networks.js";
 import { useServer } from "../../harness/server.js";
-import { NGINX, type Nginx, startNginx } from "./nginx-rig.js";
 
 // A real nginx with auth_request in front of a small upstream, running the documented
 // configuration (docs/gateways/nginx.conf), with Latchkey deciding every request. Skipped
@@ -66,12 +66,13 @@ describe.skipIf(!NGINX)("nginx auth_request in front of an upstream", () => {
     });
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
     apiId = await s.seed.api();
-    nginx = await startNginx({
+    const settings = {
       latchkey: `127.0.0.1:${s.app.port}`,
       upstream: `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       apiId,
       rootKey: await s.seed.rootKey([`api.${apiId}.verify_key`]),
-    });
+    };
+    nginx = await startNginx((listen) => documentedSite(settings, listen));
   });
   afterAll(async () => {
     await nginx?.stop();
@@ -181,12 +182,13 @@ describe.skipIf(!NGINX)("nginx with a gateway root key that may not verify the A
     stray = createServer((_, res) => res.end("never reached"));
     await new Promise<void>((r) => stray.listen(0, "127.0.0.1", r));
     const api = await s.seed.api();
-    wrong = await startNginx({
+    const settings = {
       latchkey: `127.0.0.1:${s.app.port}`,
       upstream: `127.0.0.1:${(stray.address() as AddressInfo).port}`,
       apiId: api,
       rootKey: await s.seed.rootKey([`api.${api}.read_key`]),
-    });
+    };
+    wrong = await startNginx((listen) => documentedSite(settings, listen));
   });
   afterAll(async () => {
     await wrong?.stop();

@@ -4,15 +4,17 @@ import { request } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pinned } from "./process.ts";
 
-// A real nginx for the gateway test and benchmark: a child process (never a system service)
-// with a generated configuration in a temporary folder, on free ports, running the
-// documented configuration docs/gateways/nginx.conf.
+// A real nginx for the gateway test (test/server/gateway/nginx.test.ts) and the gateway
+// benchmark: a child process (never a system service) with a generated configuration in a
+// temporary folder, on a free port, serving a site such as the documented configuration
+// docs/gateways/nginx.conf (documentedSite).
 
 /** Debian's nginx binary, when it is installed (CI installs it; .ci/run). */
 export const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
 
-const DOCUMENTED = new URL("../../../docs/gateways/nginx.conf", import.meta.url);
+const DOCUMENTED = new URL("../../docs/gateways/nginx.conf", import.meta.url);
 
 /** A free loopback port (free when asked: nginx binds it right after). */
 export function freePort(): Promise<number> {
@@ -34,29 +36,39 @@ export interface NginxSettings {
   rootKey: string;
 }
 
+/** The documented configuration with its placeholders replaced, listening on `listen`. */
+export function documentedSite(settings: NginxSettings, listen: string): string {
+  return readFileSync(DOCUMENTED, "utf8")
+    .replaceAll("__LATCHKEY__", settings.latchkey)
+    .replaceAll("__UPSTREAM__", settings.upstream)
+    .replaceAll("__LISTEN__", listen)
+    .replaceAll("__API_ID__", settings.apiId)
+    .replaceAll("__ROOT_KEY__", settings.rootKey);
+}
+
 /** A running nginx. */
 export interface Nginx {
   port: number;
+  /** The master process (its worker is its child). */
+  pid: number;
   stop(): Promise<void>;
   /** nginx's error log so far, for a failing test's message. */
   errors(): string;
 }
 
 /**
- * Starts nginx with the documented configuration (its placeholders replaced), plus what a
- * process of its own needs: a pid file, logs and temporary files in its folder, one worker,
- * and no daemon. Resolves once it answers on its port.
+ * Starts nginx serving `site` (a server-level configuration, given the address to listen on),
+ * plus what a process of its own needs: a pid file, logs and temporary files in its folder,
+ * one worker, and no daemon; pinned to `cpu` when given. Resolves once it answers on its port.
  */
-export async function startNginx(settings: NginxSettings): Promise<Nginx> {
+export async function startNginx(
+  siteOf: (listen: string) => string,
+  options: { cpu?: number } = {},
+): Promise<Nginx> {
   if (!NGINX) throw new Error("nginx is not installed");
   const dir = mkdtempSync(join(tmpdir(), "latchkey-nginx-"));
   const port = await freePort();
-  const site = readFileSync(DOCUMENTED, "utf8")
-    .replaceAll("__LATCHKEY__", settings.latchkey)
-    .replaceAll("__UPSTREAM__", settings.upstream)
-    .replaceAll("__LISTEN__", `127.0.0.1:${port}`)
-    .replaceAll("__API_ID__", settings.apiId)
-    .replaceAll("__ROOT_KEY__", settings.rootKey);
+  const site = siteOf(`127.0.0.1:${port}`);
   writeFileSync(join(dir, "latchkey.conf"), site);
   const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
     .map((t) => `    ${t}_temp_path ${join(dir, t)};`)
@@ -74,11 +86,12 @@ ${temp}
 }
 `,
   );
-  const child: ChildProcess = spawn(
+  const [bin, args] = pinned(options.cpu, [
     NGINX,
-    ["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log"), "-g", "daemon off;"],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
+    ...["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log")],
+    ...["-g", "daemon off;"],
+  ]);
+  const child: ChildProcess = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();
@@ -99,6 +112,7 @@ ${temp}
   }
   return {
     port,
+    pid: child.pid as number,
     errors,
     async stop() {
       if (child.exitCode === null) child.kill("SIGQUIT");
