@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileCidrs } from "../../../src/domain/networks.js";
 import { useServer } from "../../harness/server.js";
@@ -414,5 +415,35 @@ describe("the client address without trusted proxies", () => {
       "x-forwarded-for": "203.0.113.9",
     });
     expect(b.status).toBe(200);
+  });
+});
+
+describe("any policy and forwarded headers", () => {
+  it("are answered with an outcome or a catalog error, never a 5xx", async () => {
+    const g = await gatewayOf(s);
+    const k = await s.seed.key({ apiId: g.apiId, credits: { remaining: 1_000_000 } });
+    const printable = fc.string({
+      unit: fc.constantFrom(..." !\"#%&'()*+,-./0123456789:;<=>?@AZ[\\]^_`az{|}~".split("")),
+      maxLength: 60,
+    });
+    const value = fc.oneof(printable, fc.constantFrom("", "0", "1", "a1b;limit=1;duration=1000"));
+    const headers = fc.record(
+      {
+        "x-latchkey-cost": value,
+        "x-latchkey-permissions": value,
+        "x-latchkey-ratelimits": value,
+        "x-forwarded-for": value,
+        "x-forwarded-uri": value,
+        "x-forwarded-method": value,
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(headers, async (h) => {
+        const a = await ask(g, { authorization: `Bearer ${k.key}`, ...h });
+        expect([200, 400, 401, 403, 412, 429], JSON.stringify(h)).toContain(a.status);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
