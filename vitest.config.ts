@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { NGINX } from "./bench/lib/nginx.ts";
 import { rigAvailable } from "./test/cluster/rig.js";
 
 // The suite runs once per engine: always on embedded PGlite, and again on PostgreSQL
@@ -17,6 +18,7 @@ if (!redisUrl) skipped.push("the Redis tests (set TEST_REDIS_URL)");
 // variables set, Debian's tools, root).
 const cluster = Boolean(postgresUrl && redisUrl) && rigAvailable();
 if (!cluster) skipped.push("the cluster tests (need both variables, pg_createcluster and root)");
+if (!NGINX) skipped.push("the nginx auth_request test (install Debian's nginx)");
 if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
   console.log(`\n[latchkey] Skipping ${skipped.join("; ")}.\n`);
 }

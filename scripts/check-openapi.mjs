@@ -21,7 +21,10 @@ if (result.warnings.length > 0) {
 
 const document = JSON.parse(text);
 const ajv = new Ajv2020({ allowUnionTypes: true });
-for (const format of ["int32", "int64", "float", "double"]) ajv.addFormat(format, true);
+// OpenAPI's number formats, and our own string formats ("ip", "cidr": the `format` rule of
+// options.proto), which the doors check themselves.
+for (const format of ["int32", "int64", "float", "double", "ip", "cidr"])
+  ajv.addFormat(format, true);
 ajv.addVocabulary(Object.keys(document));
 ajv.addSchema(document, "openapi.json");
 for (const name of Object.keys(document.components.schemas)) {

@@ -22,11 +22,15 @@ const plugin: Plugin = {
     const registry = createFileRegistry(
       create(FileDescriptorSetSchema, { file: request.protoFile }),
     );
-    const files = request.fileToGenerate.map((name): DescFile => {
-      const file = registry.getFile(name);
-      if (!file) throw new Error(`${name} is not in the request`);
-      return file;
-    });
+    // The /v2 door serves latchkey.v2 only: the foreign protos beside it (Envoy's
+    // authorization service, on the gRPC port) have no JSON form.
+    const files = request.fileToGenerate
+      .map((name): DescFile => {
+        const file = registry.getFile(name);
+        if (!file) throw new Error(`${name} is not in the request`);
+        return file;
+      })
+      .filter((file) => file.proto.package === "latchkey.v2");
     const document = buildDocument(registry, files);
     return create(CodeGeneratorResponseSchema, {
       supportedFeatures: BigInt(CodeGeneratorResponse_Feature.PROTO3_OPTIONAL),

@@ -22,6 +22,8 @@ import { ResilientLimiter } from "./ratelimit/resilient.js";
 import { createAdminHandler } from "./server/admin.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { connectionCounters, connectionLimits } from "./server/connection-limits.js";
+import { createGateway } from "./server/gateway/exchange.js";
+import { createForwardAuth } from "./server/gateway/forward-auth.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
 import { healthRoutes } from "./server/health-routes.js";
 import { authenticateInterceptor } from "./server/interceptors/authenticate.js";
@@ -263,12 +265,21 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Every in-flight Connect call listens on this signal; there is no leak to warn about.
     setMaxListeners(0, shutdown.signal);
     const doorOptions = { services, interceptors, maxBodyBytes: config.maxBodyBytes };
+    const gateway = createGateway({
+      services,
+      interceptors,
+      keyHeader: config.gatewayKeyHeader,
+      docsUrl: config.docsUrl,
+      log,
+      clock,
+    });
     const handler = createRouter({
       json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
       connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
       pages: createPages(openApiDocument),
       health: healthRoutes(readiness),
       secretScanning: secretScanningDoor(deps),
+      gateway: createForwardAuth(gateway, config.trustedProxies),
     });
     const limits = connectionLimits(config);
     const listener = await listen(
@@ -289,6 +300,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
             limits,
             counters: connectionCounters(metrics, "grpc"),
             readiness,
+            gateway,
           });
     const admin =
       opts.serveAdmin === false

@@ -6,6 +6,7 @@ import creditsOnce from "./credits-once.ts";
 import decodeValidate from "./decode-validate.ts";
 import eventWriter from "./event-writer.ts";
 import footprint from "./footprint.ts";
+import gateway from "./gateway.ts";
 import getApi from "./get-api.ts";
 import internals from "./internals.ts";
 import keys from "./keys.ts";
@@ -26,6 +27,7 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   creditsOnce,
   eventWriter,
   ratelimit,
+  gateway,
   analytics,
   connections,
   noisyNeighbour,

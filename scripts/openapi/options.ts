@@ -28,6 +28,7 @@ export interface FieldRules {
   maxProps?: number;
   maxJsonBytes?: number;
   uniqueBy?: string;
+  format?: string;
 }
 
 /** `(latchkey.v2.json)` of a field, as options.proto declares JsonField. */

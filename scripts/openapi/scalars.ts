@@ -7,6 +7,16 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const INT32: [number, number] = [-2147483648, 2147483647];
 const UINT32: [number, number] = [0, 4294967295];
 
+/**
+ * The schema keywords of the `format` rule. JSON Schema's own `ipv4` and `ipv6` formats each
+ * name one family, and it has none for a range, so the format is named as the door checks it
+ * (OpenAPI allows any format name) and explained by an example.
+ */
+const STRING_FORMATS: Readonly<Record<string, Schema>> = {
+  ip: { format: "ip", examples: ["203.0.113.7", "2001:db8::1"] },
+  cidr: { format: "cidr", examples: ["10.0.0.0/8", "2001:db8::/32", "203.0.113.7"] },
+};
+
 function integerSchema(type: ScalarType, dir: Direction, r: FieldRules | undefined): Schema {
   const wide = [
     ScalarType.INT64,
@@ -35,6 +45,7 @@ export function scalarSchema(type: ScalarType, dir: Direction, r: FieldRules | u
       if (r?.minLen !== undefined) schema.minLength = r.minLen;
       if (r?.maxLen !== undefined) schema.maxLength = r.maxLen;
       if (r?.pattern !== undefined) schema.pattern = r.pattern;
+      if (r?.format !== undefined) Object.assign(schema, STRING_FORMATS[r.format]);
       return schema;
     }
     case ScalarType.BOOL:

@@ -5,6 +5,7 @@ import {
   readPublicKeySetting,
 } from "../domain/github-keys.js";
 import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.js";
+import { GATEWAY_SETTINGS } from "./gateway-settings.js";
 import {
   boolean,
   ConfigError,
@@ -255,6 +256,7 @@ export const SETTINGS = {
     boolean("VERIFY_REQUIRES_ROOT_KEY", false, "keys.verifyKey requires a root key"),
     "`true` makes `keys.verifyKey` require a root key (401 without one, `apiId` or not); `false` lets it verify header-less, scoped to the `apiId` sent (or, on an instance of one workspace, to that workspace)",
   ),
+  ...GATEWAY_SETTINGS,
   ratelimitFailureMode: documented(
     oneOf(
       "RATELIMIT_FAILURE_MODE",

@@ -21,6 +21,8 @@ export interface StringBounds {
   minLen?: number | undefined;
   maxLen?: number | undefined;
   pattern?: RegExp | undefined;
+  /** A format beyond the pattern (an address, a range): the violation message, or undefined. */
+  format?: ((value: string) => string | undefined) | undefined;
 }
 
 /** Bounds of one number. */
@@ -133,7 +135,7 @@ export function checkString(value: string, b: StringBounds): string | undefined 
     return `must be at most ${b.maxLen} characters long (got ${len})`;
   }
   if (b.pattern && !b.pattern.test(value)) return `must match the pattern ${b.pattern.source}`;
-  return undefined;
+  return b.format?.(value);
 }
 
 /** Checks a number against its bounds; it must also be an integer when `integer` is set. */

@@ -58,6 +58,13 @@ export const errors = {
       "Authorization header is missing: send 'Authorization: Bearer <ROOT_KEY>'.",
     );
   },
+  /** A gateway authorization request without the gateway's root key; `how` says how to send it. */
+  gatewayRootKeyMissing(how: string): ServiceError {
+    return new ServiceError(
+      catalog.authenticationMissing,
+      `The gateway sent no root key: ${how}. It needs one holding api.<apiId>.verify_key.`,
+    );
+  },
   /** A verification that names no tenant on an instance of several workspaces. */
   verificationUnscoped(): ServiceError {
     return new ServiceError(

@@ -2,6 +2,7 @@ import { create, type DescMessage, fromBinary, type Message, toBinary } from "@b
 import type { ConnectError, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
+import { Authorization } from "../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { newId } from "../domain/ids.js";
 import { errors } from "../errors/service-error.js";
 import type { Readiness } from "../health/readiness.js";
@@ -9,6 +10,9 @@ import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
 import { grpcConnections } from "./connection-grpc.js";
 import type { ConnectionCounters, ConnectionLimits } from "./connection-limits.js";
+import type { GatewayAnswer } from "./gateway/answer.js";
+import type { GatewayRequest } from "./gateway/exchange.js";
+import { addExtAuthz } from "./gateway/ext-authz.js";
 import { answerCallerFaults, type RefuseCall } from "./grpc-caller-faults.js";
 import { addHealthService } from "./grpc-health.js";
 import { toServiceError } from "./interceptors/request-context.js";
@@ -28,6 +32,8 @@ export interface GrpcDoorOptions {
   counters: ConnectionCounters;
   /** What `grpc.health.v1.Health` reports. */
   readiness: Readiness;
+  /** Serves Envoy's ext_authz `Authorization/Check` with this authorization, when given. */
+  gateway?: (r: GatewayRequest) => Promise<GatewayAnswer>;
 }
 
 /** A running grpc-js server. */
@@ -168,7 +174,8 @@ function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<M
  * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
  * connections), with the same connection bounds as the main port. Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
  * server reflection (v1 and v1alpha) for those services and `grpc.health.v1.Health`
- * (grpc-health.ts), both without authentication.
+ * (grpc-health.ts), both without authentication, and with `gateway` Envoy's ext_authz
+ * service (gateway/ext-authz.ts).
  */
 export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
   const connections = grpcConnections(opts.limits, opts.counters);
@@ -202,14 +209,16 @@ export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
     }
     server.addService(definition, impl);
   }
-  addReflection(
-    server,
-    opts.services.map((s) => s.service),
-  );
+  const served = opts.services.map((s) => s.service);
+  if (opts.gateway) {
+    addExtAuthz(server, opts.gateway);
+    served.push(Authorization);
+  }
+  addReflection(server, served);
   const health = addHealthService(
     server,
     opts.readiness,
-    opts.services.map((s) => s.service.typeName),
+    served.map((s) => s.typeName),
   );
   const listener = await connections.listen(server, opts.port, opts.host);
   return {

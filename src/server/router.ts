@@ -1,3 +1,4 @@
+import { isForwardAuth } from "./gateway/forward-auth.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
 
 /** The doors a request can be routed to. */
@@ -10,12 +11,15 @@ export interface Doors {
   health?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** The secret-scanning receiver, when configured; false when the path is not its own. */
   secretScanning?: (req: NodeRequest, res: NodeResponse) => boolean;
+  /** The gateways' forward-auth endpoint, `/v2/gateway/authorize` (gateway/forward-auth.ts). */
+  gateway?: (req: NodeRequest, res: NodeResponse) => Promise<void>;
 }
 
 /**
- * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC), the health
- * endpoints, the secret-scanning receiver (when configured), GET pages (`/docs`,
- * `/openapi.json`, error pages), and everything else to the /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
+ * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC), the gateways'
+ * forward-auth endpoint (any method), the health endpoints, the secret-scanning receiver
+ * (when configured), GET pages (`/docs`, `/openapi.json`, error pages), and everything else
+ * to the /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
  * served on the admin port only.
  */
 export function createRouter(doors: Doors) {
@@ -23,6 +27,10 @@ export function createRouter(doors: Doors) {
     const url = req.url ?? "/";
     if (url.startsWith("/latchkey.v2.")) {
       doors.connect(req, res);
+      return;
+    }
+    if (doors.gateway && isForwardAuth(url)) {
+      doors.gateway(req, res).catch(() => res.destroy());
       return;
     }
     if (url.startsWith("/health/") && doors.health?.(req, res)) return;

@@ -20,6 +20,7 @@ import {
   type StringBounds,
   violationsFull,
 } from "../domain/field-rules.js";
+import { cidrProblem, ipProblem } from "../domain/networks.js";
 import { errors, type ServiceError, type Violation } from "../errors/service-error.js";
 import { isPresent, satisfiesRequired } from "./presence.js";
 
@@ -49,6 +50,12 @@ interface MessagePlan {
 
 const plans = new Map<string, MessagePlan>();
 
+/** The checks of the `format` rule, by its name in the proto. */
+const FORMATS: Readonly<Record<string, (value: string) => string | undefined>> = {
+  ip: ipProblem,
+  cidr: cidrProblem,
+};
+
 /** A required list names `[]` as the way to give none: an omitted one is not taken as empty. */
 const REQUIRED_LIST = "is required: give [] for none";
 
@@ -58,6 +65,13 @@ const REQUIRED_LIST = "is required: give [] for none";
  */
 function contractFault(why: string): ServiceError {
   return errors.unexpected(new TypeError(why));
+}
+
+function formatOf(field: DescField, name: string | undefined) {
+  if (name === undefined) return undefined;
+  const check = FORMATS[name];
+  if (!check) throw contractFault(`${field.parent.typeName}.${field.name}: unknown format ${name}`);
+  return check;
 }
 
 function planFor(desc: DescMessage): MessagePlan {
@@ -78,6 +92,7 @@ function planFor(desc: DescMessage): MessagePlan {
         minLen: r?.minLen,
         maxLen: r?.maxLen,
         pattern: r?.pattern !== undefined ? new RegExp(r.pattern, "u") : undefined,
+        format: formatOf(field, r?.format),
       },
       isStruct: nested?.typeName === "google.protobuf.Struct",
     };

@@ -6,8 +6,12 @@ import {
 } from "@connectrpc/connect";
 import { errors, type Violation } from "../errors/service-error.js";
 
-/** The door a call came through; metrics and logs are labelled with it. */
-export type Door = "json" | "connect" | "grpc" | "grpc-web";
+/**
+ * The door a call came through; metrics and logs are labelled with it. `forward-auth` (the
+ * HTTP authorization endpoint of gateways) and `ext-authz` (Envoy's gRPC authorization
+ * service) call keys.verifyKey on a gateway's behalf.
+ */
+export type Door = "json" | "connect" | "grpc" | "grpc-web" | "forward-auth" | "ext-authz";
 
 /** The authenticated caller: a root key and the workspace it acts for. */
 export interface Principal {

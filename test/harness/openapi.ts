@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { cidrProblem, ipProblem } from "../../src/domain/networks.js";
 import { OPENAPI_DOCUMENT_URL } from "../../src/server/openapi.js";
 
 /** The base URI the document is registered under, to compile `$ref`s into it. */
@@ -15,6 +16,9 @@ interface Document {
 const document = JSON.parse(readFileSync(OPENAPI_DOCUMENT_URL, "utf8")) as Document;
 const ajv = new Ajv2020({ allErrors: true, allowUnionTypes: true });
 for (const format of ["int32", "int64", "float", "double"]) ajv.addFormat(format, true);
+// Our own formats (the `format` rule of options.proto), checked as the doors check them.
+ajv.addFormat("ip", (s: string) => ipProblem(s) === undefined);
+ajv.addFormat("cidr", (s: string) => cidrProblem(s) === undefined);
 // Ajv compiles the document's root to resolve `$ref`s into it: its OpenAPI keys are known
 // keywords without validation there (strict mode still checks every schema inside).
 ajv.addVocabulary(Object.keys(document));

@@ -18,12 +18,15 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
+import { Authorization } from "../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { ApisService, file_latchkey_v2_apis } from "../../gen/latchkey/v2/apis_pb.js";
 import { rules } from "../../gen/latchkey/v2/options_pb.js";
-import { SERVICES } from "../harness/doors.js";
+import { SERVICES as LATCHKEY_SERVICES } from "../harness/doors.js";
 import { useServer } from "../harness/server.js";
 
 const run = promisify(execFile);
+/** What the port serves: the Latchkey services and Envoy's authorization service. */
+const SERVICES = [...LATCHKEY_SERVICES, Authorization];
 const BUF = new URL("../../node_modules/.bin/buf", import.meta.url).pathname;
 
 const s = useServer();
@@ -46,10 +49,10 @@ const lines = (out: string) =>
     .filter((l) => l !== "");
 
 describe("gRPC server reflection on the grpc-js door", () => {
-  it("lists every latchkey.v2 service without a key", async () => {
+  it("lists every service the port serves without a key: latchkey.v2's and Envoy's ext_authz", async () => {
     const listed = lines(await bufCurl(["--list-services"]));
     for (const service of SERVICES) expect(listed).toContain(service.typeName);
-    expect(listed.every((name) => name.startsWith("latchkey.v2."))).toBe(true);
+    expect(listed.sort()).toEqual(SERVICES.map((x) => x.typeName).sort());
   });
 
   it("answers on grpc.reflection.v1alpha too", async () => {
@@ -325,7 +328,7 @@ describe("the reflection protocol", () => {
     expect(res.messageResponse.value.errorCode).toBe(grpc.status.NOT_FOUND);
   });
 
-  it("lists only the Latchkey services", async () => {
+  it("lists only the services the port serves", async () => {
     const [res] = await reflect([ask("listServices", "*")]);
     const names = res.messageResponse.value.service.map((x: { name: string }) => x.name);
     expect(names.sort()).toEqual(SERVICES.map((x) => x.typeName).sort());

@@ -25,6 +25,7 @@ export const KEY_EXAMPLES: Examples = {
       permissions: "forecast.read",
       tags: ["path=/v1/forecast"],
       credits: { reserve: 10 },
+      clientIp: "203.0.113.7",
     },
     response: { data: VERIFIED },
   },

@@ -42,12 +42,13 @@ export function leakPolicyOf(value: LeakPolicyEnum | undefined): LeakPolicy {
   }
 }
 
-/** An API as reads return it. */
+/** An API as reads return it: its network ranges only when it has some. */
 export function toApiMessage(api: ApiRow): MessageInitShape<typeof ApiSchema> {
   return {
     id: api.id,
     name: api.name,
     keyFormat: FORMATS[api.keyFormat],
     leakPolicy: POLICIES[api.leakPolicy],
+    allowedCidrs: api.allowedCidrs ?? [],
   };
 }

@@ -5,6 +5,7 @@ import type {
   CreateApiResponseSchema,
 } from "../../../gen/latchkey/v2/apis_pb.js";
 import { newId } from "../../domain/ids.js";
+import { storedCidrs } from "../../domain/networks.js";
 import { apiInsert } from "../../storage/queries/apis.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
@@ -14,7 +15,8 @@ import { keyFormatOf, leakPolicyOf } from "./api-view.js";
 
 /**
  * Creates an API in the caller's workspace, with the format of its keys (checksummed unless
- * asked otherwise) and its leak policy (disable unless asked otherwise).
+ * asked otherwise), its leak policy (disable unless asked otherwise) and the network ranges
+ * its keys verify from by default (none when the list is empty).
  */
 export async function createApi(
   deps: Deps,
@@ -32,6 +34,7 @@ export async function createApi(
       keyFormat: keyFormatOf(req.keyFormat),
       leakPolicy: leakPolicyOf(req.leakPolicy),
       createdAt: change.now,
+      allowedCidrs: storedCidrs(req.allowedCidrs),
     });
     change.audit({
       event: "api.create",

@@ -7,6 +7,7 @@ import type {
 import { distinct } from "../../domain/distinct.js";
 import { newId } from "../../domain/ids.js";
 import { generateKey, keyStart } from "../../domain/key-material.js";
+import { storedCidrs } from "../../domain/networks.js";
 import { errors } from "../../errors/service-error.js";
 import type { KeyRow } from "../../storage/queries/keys.js";
 import { findApi, lockLiveApi } from "../apis/find-api.js";
@@ -113,5 +114,6 @@ function keyRow(
     migrationId: null,
     createdAt: now,
     updatedAt: null,
+    allowedCidrs: storedCidrs(req.allowedCidrs),
   };
 }

@@ -159,5 +159,6 @@ function migratedRow(
     migrationId,
     createdAt: now,
     updatedAt: null,
+    allowedCidrs: null,
   };
 }

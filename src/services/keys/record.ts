@@ -52,6 +52,7 @@ export function toKeyMessage(r: KeyRecordRow, now: number): MessageInitShape<typ
     roles: r.roles,
     ...identityBlock(r, toCreditsMessage(applyRefill(identityCredits(r), now))),
     ratelimits: r.keyRatelimits.map(recordRatelimit),
+    allowedCidrs: r.allowedCidrs ?? [],
   };
 }
 

@@ -7,6 +7,7 @@ import type {
 import { changeEntry } from "../../domain/credit-ledger.js";
 import { applyRefill } from "../../domain/credits.js";
 import { distinct } from "../../domain/distinct.js";
+import { storedCidrs } from "../../domain/networks.js";
 import { errors } from "../../errors/service-error.js";
 import type { Queryable } from "../../storage/db.js";
 import { creditLedgerAppend } from "../../storage/queries/credit-ledger.js";
@@ -55,6 +56,7 @@ export async function updateKey(
     if (set.meta) key.meta = storedMeta(req.meta);
     if (set.expires) key.expiresAt = req.expires === undefined ? null : Number(req.expires);
     if (set.enabled) key.enabled = req.enabled as boolean;
+    if (set.allowedCidrs) key.allowedCidrs = storedCidrs(req.allowedCidrs);
     if (set.credits) {
       const holder = await creditsHolder(tx, key);
       const stored = holder.remaining;
@@ -111,6 +113,7 @@ function fieldsOf(req: UpdateKeyRequest) {
     enabled: updates(mask, "enabled", req.enabled !== undefined),
     roles: updates(mask, "roles", req.roles.length > 0),
     permissions: updates(mask, "permissions", req.permissions.length > 0),
+    allowedCidrs: updates(mask, "allowed_cidrs", req.allowedCidrs.length > 0),
   };
 }
 

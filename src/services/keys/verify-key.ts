@@ -21,6 +21,7 @@ import { type Call, callOf, type Principal } from "../call.js";
 import type { Deps } from "../deps.js";
 import { keepBalance } from "./cached-balance.js";
 import type { ClaimingSpending } from "./claiming-spends.js";
+import { networkAllows } from "./network-rule.js";
 import { recordEntry, verificationRecord } from "./verification-record.js";
 import { verifyInTransaction, verifyOnce } from "./verify-once.js";
 import { carryIdentityBlock, keyData, limitResult, notFoundData } from "./verify-response.js";
@@ -35,7 +36,7 @@ const NO_LIMITS: LimitDecision = Object.freeze({ success: true, outcomes: [] });
 
 /**
  * Verifies a key: a fixed sequence of checks, the first failure wins (not found, disabled,
- * expired, permissions, rate limits, credits). The key is looked for in one tenant only (see
+ * expired, network rule, permissions, rate limits, credits). The key is looked for in one tenant only (see
  * `verifyScope`). Outcomes are answers with HTTP 200; only a bad request (400), a bad root key
  * or no tenant named where one must be (401/403), an unknown requested rate limit (412) and an
  * unreachable database (503) are errors. A refused verification spends neither tokens nor credits.
@@ -113,13 +114,13 @@ async function decide(
   if (!record || !visibleTo(principal, record)) {
     return answer({ deps, call, req, record: null, code: "NOT_FOUND" });
   }
-  // 5. DISABLED, EXPIRED, then the permissions query.
+  // 5. DISABLED, EXPIRED, the network rule (FORBIDDEN), then the permissions query.
   const now = deps.clock.now();
   const balance = applyRefill(record, now).remaining;
   // The pool's balance from the record is only reported: a spend is decided by the database.
   const pool =
     record.identityRemaining === null ? null : applyRefill(identityCredits(record), now).remaining;
-  const status = statusVerdict(record, query, now);
+  const status = statusVerdict(record, query, now, networkAllows(record, req.clientIp));
   if (status) return answer({ deps, call, req, record, code: status, balance, pool, limits: [] });
   // 6. Rate limits: take the tokens of every applicable limit, or none (all-or-nothing).
   const plan = limitPlan(record, req);

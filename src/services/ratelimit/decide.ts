@@ -12,6 +12,8 @@ export interface Decided {
   namespace: string;
   identifier: string;
   limit: number;
+  /** The window that applied: the override's when one matched. */
+  durationMs: number;
   outcome: LimitOutcome;
   overrideId: string | undefined;
 }
@@ -70,6 +72,7 @@ export async function decide(
       namespace: p.r.namespace,
       identifier: p.r.identifier,
       limit: p.check.limit,
+      durationMs: p.check.durationMs,
       outcome,
       overrideId: p.overrideId,
     };

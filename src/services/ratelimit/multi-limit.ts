@@ -6,14 +6,19 @@ import type {
 } from "../../../gen/latchkey/v2/ratelimit_pb.js";
 import type { Deps } from "../deps.js";
 import { decide } from "./decide.js";
+import { setRateLimitHeaders } from "./headers.js";
 
-/** Decides several limits all-or-nothing; each reports its own state, in request order. */
+/**
+ * Decides several limits all-or-nothing; each reports its own state, in request order, in
+ * the answer and in its `RateLimit-Policy` and `RateLimit` header fields.
+ */
 export async function multiLimit(
   deps: Deps,
   req: MultiLimitRequest,
   ctx: HandlerContext,
 ): Promise<MessageInitShape<typeof MultiLimitResponseSchema>> {
   const { passed, decided } = await decide(deps, ctx, req.limits);
+  setRateLimitHeaders(ctx, decided, deps.clock.now());
   return {
     data: {
       passed,

@@ -12,17 +12,27 @@ export interface ApiRow {
   /** What a reported leak of one of its keys does. */
   leakPolicy: LeakPolicy;
   createdAt: number;
+  /** The network ranges the API's keys verify from by default; null (or absent) for none. */
+  allowedCidrs?: string[] | null;
 }
 
 const COLUMNS = `id, workspace_id as "workspaceId", name, key_format as "keyFormat",
-  leak_policy as "leakPolicy", created_at as "createdAt"`;
+  leak_policy as "leakPolicy", created_at as "createdAt", allowed_cidrs as "allowedCidrs"`;
 
 /** Inserts an API. */
 export async function apiInsert(q: Queryable, api: ApiRow): Promise<void> {
   await q.query(
-    `insert into apis (id, workspace_id, name, key_format, leak_policy, created_at)
-     values ($1, $2, $3, $4, $5, $6)`,
-    [api.id, api.workspaceId, api.name, api.keyFormat, api.leakPolicy, api.createdAt],
+    `insert into apis (id, workspace_id, name, key_format, leak_policy, created_at, allowed_cidrs)
+     values ($1, $2, $3, $4, $5, $6, $7::text[])`,
+    [
+      api.id,
+      api.workspaceId,
+      api.name,
+      api.keyFormat,
+      api.leakPolicy,
+      api.createdAt,
+      api.allowedCidrs ?? null,
+    ],
   );
 }
 

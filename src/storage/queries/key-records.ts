@@ -47,13 +47,18 @@ export interface KeyRecordRow {
   keyRatelimits: RecordRatelimit[];
   permissions: string[];
   roles: string[];
+  /** The network ranges set on the key; null when it has none. */
+  allowedCidrs: string[] | null;
+  /** The network ranges of its API, which apply when the key has none; null when none. */
+  apiAllowedCidrs: string[] | null;
 }
 
 // One statement for a page of records or for a verification; the where clause differs.
 const SELECT = `
 select k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.start, k.name, k.meta,
   k.expires_at as "expiresAt", k.enabled, k.created_at as "createdAt", k.updated_at as "updatedAt",
-  k.last_used_at as "lastUsedAt",
+  k.last_used_at as "lastUsedAt", k.allowed_cidrs as "allowedCidrs",
+  a.allowed_cidrs as "apiAllowedCidrs",
   coalesce(h.id, k.id) as "creditsKeyId",
   case when h.id is null then k.remaining else h.remaining end as remaining,
   case when h.id is null then k.refill_amount else h.refill_amount end as "refillAmount",

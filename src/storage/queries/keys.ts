@@ -24,13 +24,16 @@ export interface KeyRow {
   migrationId: string | null;
   createdAt: number;
   updatedAt: number | null;
+  /** The network ranges the key verifies from; null for none (its API's then apply). */
+  allowedCidrs: string[] | null;
 }
 
 const COLUMNS = `k.id, k.workspace_id as "workspaceId", k.api_id as "apiId", k.hash, k.start, k.prefix,
   k.byte_length as "byteLength", k.name, k.identity_id as "identityId", k.meta,
   k.expires_at as "expiresAt", k.enabled, k.remaining, k.refill_amount as "refillAmount",
   k.refill_day as "refillDay", k.last_refill_at as "lastRefillAt", k.credits_key_id as "creditsKeyId",
-  k.migration_id as "migrationId", k.created_at as "createdAt", k.updated_at as "updatedAt"`;
+  k.migration_id as "migrationId", k.created_at as "createdAt", k.updated_at as "updatedAt",
+  k.allowed_cidrs as "allowedCidrs"`;
 
 const json = (v: JsonObject | null) => (v ? JSON.stringify(v) : null);
 
@@ -39,9 +42,9 @@ export async function keyInsert(q: Queryable, k: KeyRow): Promise<boolean> {
   const rows = await q.query(
     `insert into keys (id, workspace_id, api_id, hash, start, prefix, byte_length, name, identity_id,
        meta, expires_at, enabled, remaining, refill_amount, refill_day, last_refill_at,
-       credits_key_id, migration_id, created_at)
+       credits_key_id, migration_id, created_at, allowed_cidrs)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11, $12, $13, $14, $15, $16,
-       $17, $18, $19)
+       $17, $18, $19, $20::text[])
      on conflict (workspace_id, hash) do nothing
      returning id`,
     [
@@ -64,6 +67,7 @@ export async function keyInsert(q: Queryable, k: KeyRow): Promise<boolean> {
       k.creditsKeyId,
       k.migrationId,
       k.createdAt,
+      k.allowedCidrs,
     ],
   );
   return rows.length === 1;
@@ -107,7 +111,8 @@ export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
          refill_day = $9,
          last_refill_at = $10,
          credits_key_id = $11,
-         updated_at = $12
+         updated_at = $12,
+         allowed_cidrs = $13::text[]
      where id = $1`,
     [
       k.id,
@@ -122,6 +127,7 @@ export async function keyWrite(q: Queryable, k: KeyRow): Promise<void> {
       k.lastRefillAt,
       k.creditsKeyId,
       k.updatedAt,
+      k.allowedCidrs,
     ],
   );
 }

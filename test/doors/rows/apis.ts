@@ -2,6 +2,17 @@ import { CODES, invalid, ok, type Row, refused } from "../row.js";
 
 export const API_ROWS: Row[] = [
   ok("apis.createApi", "creates an API", async () => ({ body: { name: "made by the call" } })),
+  ok("apis.createApi", "an API with network ranges", async () => ({
+    body: { name: "networked", allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"] },
+  })),
+  invalid(
+    "apis.createApi",
+    "a network range past its family's width",
+    ["/allowedCidrs/1"],
+    async () => ({
+      body: { name: "badly networked", allowedCidrs: ["10.0.0.0/8", "10.0.0.0/40"] },
+    }),
+  ),
   invalid("apis.createApi", "a name under 3 characters", ["/name"], async () => ({
     body: { name: "ab" },
   })),

@@ -1,5 +1,5 @@
 import { CODES, invalid, ok, type Row, refused } from "../row.js";
-import { fullKey, plainKey } from "./key-fixtures.js";
+import { fullKey, INSIDE, plainKey } from "./key-fixtures.js";
 
 export const KEY_UPDATE_ROWS: Row[] = [
   ok("keys.updateKey", "sets some settings and clears others", async (g) => {
@@ -17,9 +17,19 @@ export const KEY_UPDATE_ROWS: Row[] = [
         enabled: false,
         roles: ["writer"],
         permissions: [],
+        allowedCidrs: null,
       },
     };
   }),
+  ok("keys.updateKey", "replaces the network ranges", async (g) => ({
+    body: { keyId: (await fullKey(g)).keyId, allowedCidrs: ["192.0.2.0/24"] },
+  })),
+  invalid("keys.updateKey", "101 network ranges", ["/allowedCidrs"], async (g) => ({
+    body: {
+      keyId: (await plainKey(g)).keyId,
+      allowedCidrs: Array.from({ length: 101 }, (_, i) => `10.${i}.0.0/16`),
+    },
+  })),
   invalid("keys.updateKey", "an empty name", ["/name"], async (g) => ({
     body: { keyId: (await plainKey(g)).keyId, name: "" },
   })),
@@ -68,12 +78,20 @@ export const KEY_UPDATE_ROWS: Row[] = [
 
   ok("keys.settleCredits", "gives back what a reservation did not use", async (g) => {
     const { key } = await fullKey(g);
-    const held = await g.call("keys.verifyKey", { key, credits: { reserve: 6 } });
+    const held = await g.call("keys.verifyKey", {
+      key,
+      clientIp: INSIDE,
+      credits: { reserve: 6 },
+    });
     return { body: { reservationId: held.reservationId, used: 2 } };
   }),
   ok("keys.settleCredits", "reports the extra a balance cannot cover as shortfall", async (g) => {
     const { key } = await fullKey(g);
-    const held = await g.call("keys.verifyKey", { key, credits: { reserve: 6 } });
+    const held = await g.call("keys.verifyKey", {
+      key,
+      clientIp: INSIDE,
+      credits: { reserve: 6 },
+    });
     return { body: { reservationId: held.reservationId, used: 20 } };
   }),
   invalid("keys.settleCredits", "a malformed reservationId", ["/reservationId"], async () => ({

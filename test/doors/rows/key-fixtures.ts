@@ -14,9 +14,13 @@ export async function fullKey(g: Given) {
     expires: g.now + 86_400_000,
     credits: { remaining: 10, refill: { interval: "monthly", amount: 20, refillDay: 3 } },
     ratelimits: [{ name: "requests", limit: 5, duration: 60_000, autoApply: true }],
+    allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"],
   });
   return { apiId, ...created };
 }
+
+/** An address inside the network ranges of `fullKey`. */
+export const INSIDE = "2001:db8::7";
 
 /** A key with no settings, for calls refused before its settings matter. */
 export async function plainKey(g: Given) {

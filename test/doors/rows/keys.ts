@@ -1,5 +1,5 @@
 import { CODES, invalid, ok, type Row, refused } from "../row.js";
-import { fullKey, hashOf, plainKey } from "./key-fixtures.js";
+import { fullKey, hashOf, INSIDE, plainKey } from "./key-fixtures.js";
 
 export const KEY_CREATION_ROWS: Row[] = [
   ok("keys.createKey", "a key with every setting", async (g) => {
@@ -22,6 +22,14 @@ export const KEY_CREATION_ROWS: Row[] = [
       },
     };
   }),
+  invalid(
+    "keys.createKey",
+    "a range with host bits set and one that is no address",
+    ["/allowedCidrs/0", "/allowedCidrs/2"],
+    async (g) => ({
+      body: { apiId: await g.api(), allowedCidrs: ["10.0.0.1/8", "::/0", "ten"] },
+    }),
+  ),
   invalid(
     "keys.createKey",
     "a bad prefix and too few bytes",
@@ -90,6 +98,7 @@ export const KEY_READING_ROWS: Row[] = [
     return {
       body: {
         key,
+        clientIp: INSIDE,
         tags: ["path=/docs"],
         permissions: "docs.read AND (docs.write OR admin)",
         credits: { cost: 2 },
@@ -130,8 +139,18 @@ export const KEY_READING_ROWS: Row[] = [
   })),
   ok("keys.verifyKey", "a key without the permission asked for", async (g) => {
     const { key } = await fullKey(g);
-    return { body: { key, permissions: "admin" } };
+    return { body: { key, clientIp: INSIDE, permissions: "admin" } };
   }),
+  ok("keys.verifyKey", "a client outside the key's network ranges", async (g) => {
+    const { key } = await fullKey(g);
+    return { body: { key, clientIp: "192.0.2.1", credits: { cost: 2 } } };
+  }),
+  ok("keys.verifyKey", "no client address for a key with network ranges", async (g) => ({
+    body: { key: (await fullKey(g)).key },
+  })),
+  invalid("keys.verifyKey", "a clientIp with a port", ["/clientIp"], async (g) => ({
+    body: { key: (await plainKey(g)).key, clientIp: "10.0.0.1:443" },
+  })),
   ok("keys.verifyKey", "an unknown key", async () => ({ body: { key: "cf_unknownKey" } })),
   ok("keys.verifyKey", "a repeat of an idempotencyKey answers the first call", async (g) => {
     const { key } = await g.key(await g.api(), { credits: { remaining: 10 } });

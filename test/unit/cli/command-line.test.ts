@@ -115,6 +115,8 @@ const SAMPLES: Record<SettingName, string> = {
   logLevel: "warn",
   verifyRequiresRootKey: "true",
   ratelimitFailureMode: "closed",
+  trustedProxies: "10.0.0.0/8, 2001:db8::/32,192.0.2.1",
+  gatewayKeyHeader: "X-Acme-Key",
   cacheMaxEntries: "500",
   cacheTtlMs: "2000",
   eventBufferSize: "1000",
@@ -182,6 +184,11 @@ describe("serve's settings", () => {
       "GITHUB_SECRET_SCANNING_PUBLIC_KEYS: no PEM 'PUBLIC KEY' block",
     ],
     [{ WORKERS: "65" }, "WORKERS=65: must be an integer from 1 to 64, or auto"],
+    [
+      { TRUSTED_PROXIES: "127.0.0.1, 10.0.0.1/8" },
+      "TRUSTED_PROXIES: '10.0.0.1/8' has host bits set after the /8 prefix: did you mean 10.0.0.0/8?",
+    ],
+    [{ GATEWAY_KEY_HEADER: "x key" }, "GATEWAY_KEY_HEADER=x key: must be an HTTP header name"],
   ])("a bad setting %j: one line, exit 2, nothing started", async (env, message) => {
     const r = await cli(["serve"], { ...NO_DATABASE, ...env });
     expect(r).toEqual({ code: 2, stdout: "", stderr: expect.stringMatching(/^[^\n]+\n$/) });

@@ -28,6 +28,15 @@ describe("status verdict", () => {
   ] as const)("%s", (_, key, query, code) => {
     expect(statusVerdict(key, query ? parseQuery(query) : undefined, 1000)).toBe(code);
   });
+
+  it.each([
+    ["a key used from outside its network rule", ok, undefined, "FORBIDDEN"],
+    ["the same key, without the queried permission too", ok, "a.write", "FORBIDDEN"],
+    ["a disabled key used from outside", { ...ok, enabled: false }, undefined, "DISABLED"],
+    ["an expired key used from outside", { ...ok, expiresAt: 999 }, undefined, "EXPIRED"],
+  ] as const)("%s", (_, key, query, code) => {
+    expect(statusVerdict(key, query ? parseQuery(query) : undefined, 1000, false)).toBe(code);
+  });
 });
 
 describe("fixed windows", () => {

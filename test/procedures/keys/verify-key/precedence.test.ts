@@ -6,7 +6,7 @@ import { refusal } from "../../../harness/typed.js";
 import { HOUR, NOT_FOUND_ANSWER, type VerifyRequest, verifierOf } from "./calls.js";
 
 // keys.verifyKey runs its checks in a fixed order, the first failure wins: NOT_FOUND →
-// DISABLED → EXPIRED → INSUFFICIENT_PERMISSIONS → RATE_LIMITED → USAGE_EXCEEDED. Here every
+// DISABLED → EXPIRED → FORBIDDEN → INSUFFICIENT_PERMISSIONS → RATE_LIMITED → USAGE_EXCEEDED. Here every
 // pair of codes, the errors that stop a verification before or after those checks, and expiry
 // by server time. A refused verification spends nothing: neither credits nor rate-limit
 // tokens. The instance holds two workspaces (for a root key of another one), so a
@@ -31,7 +31,7 @@ interface Failure {
   /** createKey fields. */
   key?: Record<string, unknown>;
   /** verifyKey fields of the refused verification. */
-  request?: Pick<VerifyRequest, "permissions" | "ratelimits" | "credits">;
+  request?: Pick<VerifyRequest, "permissions" | "ratelimits" | "credits" | "clientIp">;
   /** The root key of the refused verification (default: none). */
   auth?: () => Promise<string>;
   /** Done after the key is created. */
@@ -80,6 +80,16 @@ const expired: Failure = {
   },
 };
 
+const forbidden: Failure = {
+  code: VerifyKeyCode.FORBIDDEN,
+  how: "a client outside the key's network ranges",
+  key: { allowedCidrs: ["10.0.0.0/8"] },
+  request: { clientIp: "192.0.2.1" },
+  cure: async (k) => {
+    await s.api.keys.updateKey({ keyId: k.keyId, updateMask: { paths: ["allowed_cidrs"] } });
+  },
+};
+
 const denied: Failure = {
   code: VerifyKeyCode.INSUFFICIENT_PERMISSIONS,
   how: "a permission the key lacks",
@@ -106,7 +116,15 @@ const usage: Failure[] = [
   },
 ];
 
-const ORDER: Failure[][] = [notFound, [disabled], [expired], [denied], [limited], usage];
+const ORDER: Failure[][] = [
+  notFound,
+  [disabled],
+  [expired],
+  [forbidden],
+  [denied],
+  [limited],
+  usage,
+];
 
 /** Every pair (first, second) where first's check comes before second's. */
 const PAIRS: [string, Failure, Failure][] = [];
@@ -136,9 +154,9 @@ const remainingOf = async (k: Made): Promise<bigint | null> => {
 };
 
 describe("keys.verifyKey precedence", () => {
-  it("covers every pair of the six codes", () => {
+  it("covers every pair of the seven codes", () => {
     const covered = new Set(PAIRS.map(([, a, b]) => `${a.code}>${b.code}`));
-    expect(covered.size).toBe(15);
+    expect(covered.size).toBe(21);
   });
 
   it.each(PAIRS)("%s, spending nothing", async (_, a, b) => {
