@@ -6,13 +6,15 @@ export interface Doors {
   connect: (req: NodeRequest, res: NodeResponse) => void;
   /** GET pages (API reference, error pages, OpenAPI); false when the path is not one. */
   pages?: (req: NodeRequest, res: NodeResponse) => boolean;
+  /** The web console: its session endpoints and files under /console; false when not one. */
+  console?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** The health endpoints (`/health/live`, `/health/ready`); false when the path is not one. */
   health?: (req: NodeRequest, res: NodeResponse) => boolean;
 }
 
 /**
  * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC), the health
- * endpoints, GET pages (`/docs`, `/openapi.json`, error pages), and everything else to the
+ * endpoints, the web console (`/console`), GET pages (`/docs`, `/openapi.json`, error pages), and everything else to the
  * /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
  * served on the admin port only.
  */
@@ -24,7 +26,15 @@ export function createRouter(doors: Doors) {
       return;
     }
     if (url.startsWith("/health/") && doors.health?.(req, res)) return;
+    if (url.startsWith("/console") && doors.console?.(req, res)) return;
     if (doors.pages?.(req, res)) return;
     void doors.json(req, res);
   };
+}
+
+type Route = (req: NodeRequest, res: NodeResponse) => boolean;
+
+/** The console's routes in order: the first that takes the request answers it. */
+export function consoleRoutes(...routes: Route[]): Route {
+  return (req, res) => routes.some((route) => route(req, res));
 }
