@@ -1,3 +1,4 @@
+import { hash, randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import { extname, join } from "node:path";
@@ -18,10 +19,39 @@ const CANDIDATE_DIRS = [
 /**
  * The console's Content-Security-Policy: its own files only (scripts, styles, fonts and
  * images from this origin, calls to this origin), no inline script, no framing, no plugins,
- * and no form posting anywhere (the sign-in is a fetch, not a form submission).
+ * and no form posting anywhere (the sign-in is a fetch, not a form submission). The entry
+ * page adds one style nonce (see NONCE_PLACEHOLDER).
  */
 export const CSP_CONSOLE =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * What the build writes where the entry page's nonce goes. The dialogs' scroll lock inserts a
+ * style element at run time whose text depends on the scrollbar's width, so no hash can
+ * allow it; a nonce made fresh for each answer of the entry page (and allowed for styles
+ * only, never scripts) lets exactly the elements the console's code makes apply.
+ */
+const NONCE_PLACEHOLDER = "LATCHKEY_CSP_NONCE";
+
+/**
+ * The style elements Radix's scroll areas and selects render, whose text is fixed (they hide
+ * the native scrollbar): allowed by hash, as these components take no nonce from the themes
+ * around them. A version of Radix that changes them fails the console's browser test, which
+ * counts CSP refusals.
+ */
+const FIXED_STYLES = ["scroll-area", "select"].map(
+  (part) =>
+    `[data-radix-${part}-viewport]{scrollbar-width:none;-ms-overflow-style:none;-webkit-overflow-scrolling:touch;}[data-radix-${part}-viewport]::-webkit-scrollbar{display:none}`,
+);
+const FIXED_STYLE_HASHES = FIXED_STYLES.map((t) => `'sha256-${hash("sha256", t, "base64")}'`);
+
+/** The entry page's CSP, allowing the style elements that carry `nonce` and the fixed ones. */
+export function entryPageCsp(nonce: string): string {
+  return CSP_CONSOLE.replace(
+    "style-src 'self'",
+    `style-src 'self' 'nonce-${nonce}' ${FIXED_STYLE_HASHES.join(" ")}`,
+  );
+}
 
 const TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -82,7 +112,9 @@ export function createConsoleFiles(dirs: readonly string[] = CANDIDATE_DIRS) {
     return file;
   };
 
-  const answer = async (path: string): Promise<{ status: number; file: File; cache: string }> => {
+  const answer = async (
+    path: string,
+  ): Promise<{ status: number; file: File; cache: string; csp?: string }> => {
     const dir = await findRoot();
     if (!dir) {
       const body = Buffer.from(
@@ -102,7 +134,14 @@ export function createConsoleFiles(dirs: readonly string[] = CANDIDATE_DIRS) {
     }
     const index = await load(dir, "index.html");
     if (!index) throw new Error("the console's index.html went away");
-    return { status: 200, file: index, cache: REVALIDATE };
+    const nonce = randomBytes(18).toString("base64");
+    const body = Buffer.from(index.body.toString("utf8").replaceAll(NONCE_PLACEHOLDER, nonce));
+    return {
+      status: 200,
+      file: { body, type: index.type },
+      cache: REVALIDATE,
+      csp: entryPageCsp(nonce),
+    };
   };
 
   return (req: NodeRequest, res: NodeResponse): boolean => {
@@ -110,12 +149,12 @@ export function createConsoleFiles(dirs: readonly string[] = CANDIDATE_DIRS) {
     if (path !== "/console" && !path.startsWith("/console/")) return false;
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     answer(path).then(
-      ({ status, file, cache: cacheControl }) => {
+      ({ status, file, cache: cacheControl, csp }) => {
         (res as ServerResponse).writeHead(status, {
           "content-type": file.type,
           "content-length": file.body.length,
           "cache-control": cacheControl,
-          "content-security-policy": CSP_CONSOLE,
+          "content-security-policy": csp ?? CSP_CONSOLE,
           ...PAGE_HEADERS,
         });
         if (req.method === "HEAD") res.end();
