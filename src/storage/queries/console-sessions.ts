@@ -32,7 +32,7 @@ export async function consoleSessionInsert(
   await tx.query(
     `delete from console_sessions
      where root_key_id = $1
-       and (last_seen_at < $2 or expires_at <= $3)`,
+       and (last_seen_at <= $2 or expires_at <= $3)`,
     [s.rootKeyId, idleBefore, s.createdAt],
   );
   await tx.query(
@@ -95,7 +95,7 @@ export async function consoleSessionDelete(q: Queryable, id: string): Promise<bo
   return rows.length === 1;
 }
 
-/** Deletes up to `limit` expired sessions (idle since `idleBefore` or past their lifetime). */
+/** Deletes up to `limit` ended sessions (last used at or before `idleBefore`, or past their lifetime). */
 export async function consoleSessionDeleteExpired(
   q: Queryable,
   idleBefore: number,
@@ -107,7 +107,7 @@ export async function consoleSessionDeleteExpired(
      where id in (
        select id
        from console_sessions
-       where last_seen_at < $1
+       where last_seen_at <= $1
          or expires_at <= $2
        limit $3)
      returning id`,
