@@ -57,7 +57,7 @@ export function AnalyticsPage({ lk }: PageProps) {
         `select time, outcome, sum(count) as n, sum(spent_credits) as credits from ${r.table} where time >= ${since} group by 1, 2 order by 1`,
       ),
     "read analytics",
-    [range, start],
+    [range, start, refreshed],
   );
   const top = useLoad(
     () =>
@@ -65,7 +65,7 @@ export function AnalyticsPage({ lk }: PageProps) {
         `select key_id, sum(count) as n from ${r.table} where time >= ${since} group by 1 order by 2 desc limit 10`,
       ),
     "read analytics",
-    [range, start],
+    [range, start, refreshed],
   );
   const chart = useMemo(
     () => timeSeries(over.data ?? [], start, r.stepMs),
@@ -137,7 +137,8 @@ export function AnalyticsPage({ lk }: PageProps) {
             ]}
             summary={`The ${top.data?.length ?? 0} most verified keys over the last ${range}.`}
           />
-          <Table.Root size="1" mt="2" aria-label="Top keys">
+          <Table.Root size="1" mt="2">
+            <caption className="sr-only">Top keys</caption>
             <Table.Body>
               {(top.data ?? []).map((t) => (
                 <Table.Row key={String(t.key_id)}>

@@ -45,7 +45,7 @@ export function ApisPage({ session, lk, go }: PageProps) {
                 <Table.ColumnHeaderCell>Name</Table.ColumnHeaderCell>
                 <Table.ColumnHeaderCell>API id</Table.ColumnHeaderCell>
                 <Table.ColumnHeaderCell>
-                  <span className="skip">Actions</span>
+                  <span className="sr-only">Actions</span>
                 </Table.ColumnHeaderCell>
               </Table.Row>
             </Table.Header>

@@ -78,7 +78,8 @@ export function AuditPage({ lk }: PageProps) {
       {logs.data?.data.length === 0 && <Text color="gray">No records match.</Text>}
       {(logs.data?.data.length ?? 0) > 0 && (
         <div className="table-scroll">
-          <Table.Root variant="surface" aria-label="Audit records">
+          <Table.Root variant="surface">
+            <caption className="sr-only">Audit records</caption>
             <Table.Header>
               <Table.Row>
                 <Table.ColumnHeaderCell>Time</Table.ColumnHeaderCell>

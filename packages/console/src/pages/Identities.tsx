@@ -39,14 +39,15 @@ export function IdentitiesPage({ session, lk }: PageProps) {
       <Field label="Search by external id" value={search} onChange={setSearch} />
       <ErrorNote message={list.error} />
       <div className="table-scroll">
-        <Table.Root variant="surface" mt="3" aria-label="Identities">
+        <Table.Root variant="surface" mt="3">
+          <caption className="sr-only">Identities</caption>
           <Table.Header>
             <Table.Row>
               <Table.ColumnHeaderCell>External id</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>Limits</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>Credits</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>
-                <span className="skip">Actions</span>
+                <span className="sr-only">Actions</span>
               </Table.ColumnHeaderCell>
             </Table.Row>
           </Table.Header>

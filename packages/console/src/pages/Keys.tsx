@@ -110,7 +110,8 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
       {keys.data && shown.length === 0 && <Text color="gray">No keys match.</Text>}
       {shown.length > 0 && (
         <div className="table-scroll">
-          <Table.Root variant="surface" aria-label="Keys">
+          <Table.Root variant="surface">
+            <caption className="sr-only">Keys</caption>
             <Table.Header>
               <Table.Row>
                 <Table.ColumnHeaderCell>Name</Table.ColumnHeaderCell>
@@ -119,7 +120,7 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
                 <Table.ColumnHeaderCell>Credits</Table.ColumnHeaderCell>
                 <Table.ColumnHeaderCell>Status</Table.ColumnHeaderCell>
                 <Table.ColumnHeaderCell>
-                  <span className="skip">Actions</span>
+                  <span className="sr-only">Actions</span>
                 </Table.ColumnHeaderCell>
               </Table.Row>
             </Table.Header>

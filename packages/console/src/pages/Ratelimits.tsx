@@ -92,14 +92,15 @@ function Overrides({ namespace, lk }: { namespace: string; lk: PageProps["lk"] }
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Text color="gray">No overrides.</Text>}
       {(list.data?.data.length ?? 0) > 0 && (
-        <Table.Root variant="surface" aria-label="Overrides">
+        <Table.Root variant="surface">
+          <caption className="sr-only">Overrides</caption>
           <Table.Header>
             <Table.Row>
               <Table.ColumnHeaderCell>Identifier</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>Limit</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>Window</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>
-                <span className="skip">Actions</span>
+                <span className="sr-only">Actions</span>
               </Table.ColumnHeaderCell>
             </Table.Row>
           </Table.Header>

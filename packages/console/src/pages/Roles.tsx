@@ -60,7 +60,8 @@ export function RolesPage({ lk }: PageProps) {
             </FormDialog>
           </Flex>
           <ErrorNote message={roles.error} />
-          <Table.Root variant="surface" aria-label="Roles">
+          <Table.Root variant="surface">
+            <caption className="sr-only">Roles</caption>
             <Table.Body>
               {(roles.data?.data ?? []).map((r) => (
                 <Table.Row key={r.id}>
@@ -141,7 +142,8 @@ export function RolesPage({ lk }: PageProps) {
             </FormDialog>
           </Flex>
           <ErrorNote message={perms.error} />
-          <Table.Root variant="surface" aria-label="Permissions">
+          <Table.Root variant="surface">
+            <caption className="sr-only">Permissions</caption>
             <Table.Body>
               {(perms.data?.data ?? []).map((p) => (
                 <Table.Row key={p.id}>
