@@ -62,7 +62,7 @@ export function AnalyticsPage({ lk }: PageProps) {
   const top = useLoad(
     () =>
       query(
-        `select key_id, sum(count) as n from ${r.table} where time >= ${since} group by 1 order by 2 desc limit 10`,
+        `select key_id, sum(count) as n from ${r.table} where time >= ${since} and key_id is not null group by 1 order by 2 desc limit 10`,
       ),
     "read analytics",
     [range, start, refreshed],
