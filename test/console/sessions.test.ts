@@ -170,6 +170,30 @@ describe("calls with a console session", () => {
     expect(await s.changesSince(before)).toEqual({});
   });
 
+  it("cannot be made by another site's form, and a preflight from another origin is granted nothing", async () => {
+    const session = await signIn(s, s.rootKey, from());
+    const before = await s.snapshot();
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const res = await fetch(`${s.url}/latchkey.v2.ApisService/CreateApi`, {
+        method: "POST",
+        headers: { "content-type": type, cookie: session.cookie },
+        body: '{"name":"from a form"}',
+      });
+      expect(res.status, type).toBe(415);
+    }
+    expect(await s.changesSince(before)).toEqual({});
+    const preflight = await fetch(`${s.url}/latchkey.v2.ApisService/CreateApi`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://elsewhere.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, x-latchkey-csrf",
+      },
+    });
+    expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+    expect(preflight.headers.get("access-control-allow-headers")).toBeNull();
+  });
+
   it("are not accepted on the /v2 door, which takes only an Authorization header", async () => {
     const session = await signIn(s, s.rootKey, from());
     const res = await s.raw("/v2/apis.listApis", {

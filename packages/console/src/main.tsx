@@ -1,4 +1,14 @@
-import "@radix-ui/themes/styles.css";
+// Radix Themes' styles in parts: the base tokens and only the color scales the console uses
+// (the whole styles.css carries all 30: 86 kB gzipped against about 60 kB for these).
+import "@radix-ui/themes/tokens/base.css";
+import "@radix-ui/themes/tokens/colors/amber.css";
+import "@radix-ui/themes/tokens/colors/gray.css";
+import "@radix-ui/themes/tokens/colors/green.css";
+import "@radix-ui/themes/tokens/colors/indigo.css";
+import "@radix-ui/themes/tokens/colors/red.css";
+import "@radix-ui/themes/tokens/colors/slate.css";
+import "@radix-ui/themes/components.css";
+import "@radix-ui/themes/utilities.css";
 import "./console.css";
 import { Theme } from "@radix-ui/themes";
 import { setNonce } from "get-nonce";
