@@ -71,13 +71,20 @@ export function createConsoleSessionRoutes(deps: Deps) {
   const handleSignIn = async (req: NodeRequest, res: NodeResponse, requestId: string) => {
     const now = deps.clock.now();
     if (!attempts.admit(clientAddress(req, config.trustProxy), now)) {
+      deps.metrics.consoleSignIns.inc({ outcome: "limited" });
       const retry = String(Math.ceil(attempts.retryAfterMs(now) / 1000));
       fail(res, requestId, errors.signInRateLimited(), { "retry-after": retry });
       return;
     }
-    const rootKey = await readSignIn(req);
     const secure = isSecure(req, config.trustProxy);
-    const session = await signIn(deps, rootKey);
+    let session: Awaited<ReturnType<typeof signIn>>;
+    try {
+      session = await signIn(deps, await readSignIn(req));
+    } catch (err) {
+      deps.metrics.consoleSignIns.inc({ outcome: "refused" });
+      throw err;
+    }
+    deps.metrics.consoleSignIns.inc({ outcome: "ok" });
     send(
       res,
       200,

@@ -10,6 +10,7 @@ import {
   textOnceContains,
 } from "./browser.js";
 import { ensureConsoleBuilt } from "./built.js";
+import { json } from "./helpers.js";
 
 const s = useServer();
 
@@ -69,7 +70,7 @@ describe.skipIf(!haveChromium)("the console in headless Chromium", () => {
         headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
         body: JSON.stringify({ key: secret }),
       });
-      const verdict = await verify.json();
+      const verdict = await json(verify);
       expect(verdict.data).toMatchObject({ valid: true, code: "VALID", credits: 49 });
 
       await page.getByRole("link", { name: "Analytics" }).click();
@@ -94,7 +95,7 @@ describe.skipIf(!haveChromium)("the console in headless Chromium", () => {
         headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
         body: JSON.stringify({ key: secret }),
       });
-      expect((await after.json()).data).toMatchObject({ valid: false, code: "NOT_FOUND" });
+      expect((await json(after)).data).toMatchObject({ valid: false, code: "NOT_FOUND" });
 
       await page.getByRole("link", { name: "Audit log" }).click();
       await page.getByLabel("Event").fill("key.delete");

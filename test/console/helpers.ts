@@ -1,5 +1,11 @@
 import type { TestServer } from "../harness/server.js";
 
+/** A response's JSON body, read as whatever the test expects. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+export async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
 /** What a sign-in answered: status, body, the Set-Cookie values and the session's parts. */
 export interface SignInResult {
   status: number;
@@ -23,7 +29,7 @@ export async function signIn(
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ rootKey }),
   });
-  const body = await res.json();
+  const body = await json(res);
   const setCookies = res.headers.getSetCookie();
   return {
     status: res.status,
@@ -56,7 +62,7 @@ export async function consoleCall(
     headers,
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: await json(res) };
 }
 
 /** The console_sessions rows, oldest first. */

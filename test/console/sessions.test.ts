@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expireConsoleSessions } from "../../src/analytics/retention.js";
 import { useServer } from "../harness/server.js";
-import { consoleCall, type SignInResult, sessionRows, signIn } from "./helpers.js";
+import { consoleCall, json, type SignInResult, sessionRows, signIn } from "./helpers.js";
 
 const IDLE_S = 600;
 const MAX_S = 3_600;
@@ -28,6 +28,10 @@ describe("console sign-in", () => {
     expect(res.body.error.type).toContain("authentication/key_not_found");
     expect(res.setCookies).toEqual([]);
     expect(await s.changesSince(before)).toEqual({});
+    // Counted, not stored.
+    expect((await s.admin("/metrics")).text).toMatch(
+      /latchkey_console_sign_ins_total\{outcome="refused"\} [1-9]/,
+    );
   });
 
   it("refuses a revoked root key like the authentication of a call does", async () => {
@@ -88,9 +92,9 @@ describe("console sign-in", () => {
     expect(form.status).toBe(415);
     const missing = await post("{}");
     expect(missing.status).toBe(400);
-    expect((await missing.json()).error.errors[0].location).toBe("/rootKey");
+    expect((await json(missing)).error.errors[0].location).toBe("/rootKey");
     const unknown = await post(JSON.stringify({ rootKey: "x", remember: true }));
-    expect((await unknown.json()).error.errors[0].location).toBe("/remember");
+    expect((await json(unknown)).error.errors[0].location).toBe("/remember");
     expect((await post("not json")).status).toBe(400);
     expect((await post(JSON.stringify({ rootKey: "k".repeat(600) }))).status).toBe(400);
     expect((await post(JSON.stringify({ rootKey: "k".repeat(5000) }))).status).toBe(413);
@@ -108,6 +112,9 @@ describe("console sign-in", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.type).toContain("too_many_requests/sign_in_rate_limited");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await s.admin("/metrics")).text).toMatch(
+      /latchkey_console_sign_ins_total\{outcome="limited"\} [1-9]/,
+    );
     expect(await s.changesSince(before)).toEqual({});
     // Another address is not held back; the next minute this one may try again.
     expect((await signIn(s, s.rootKey, from())).status).toBe(200);
@@ -131,6 +138,14 @@ describe("console sign-in", () => {
     expect((await listApis(sessions[1] as SignInResult)).status).toBe(401);
     for (const i of [0, 2, 3])
       expect((await listApis(sessions[i] as SignInResult)).status).toBe(200);
+  });
+
+  it("never ends the session just made, even when others were last used at the same instant", async () => {
+    const { secret } = await s.seed.rootKeyWithId(["api.*.read_api"]);
+    for (let i = 0; i < 8; i++) {
+      const session = await signIn(s, secret, from());
+      expect((await listApis(session)).status).toBe(200);
+    }
   });
 });
 
@@ -269,7 +284,7 @@ describe("the session endpoint and sign-out", () => {
       headers: { cookie: session.cookie },
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).data).toMatchObject({
+    expect((await json(res)).data).toMatchObject({
       csrfToken: session.csrf,
       permissions: ["*.*.*"],
     });

@@ -40,16 +40,20 @@ export async function consoleSessionInsert(
      values ($1, $2, $3, $4, $5, $6)`,
     [s.id, s.rootKeyId, s.workspaceId, s.createdAt, s.lastSeenAt, s.expiresAt],
   );
+  // The new session is always kept (a tie in last use must not end the session just made),
+  // with the newest `keep - 1` of the others.
   await tx.query(
     `delete from console_sessions
      where root_key_id = $1
+       and id <> $2
        and id not in (
          select id
          from console_sessions
          where root_key_id = $1
+           and id <> $2
          order by last_seen_at desc, created_at desc, id
-         limit $2)`,
-    [s.rootKeyId, keep],
+         limit $3)`,
+    [s.rootKeyId, s.id, keep - 1],
   );
 }
 
