@@ -54,6 +54,7 @@ const CONSOLE_INPUTS = [
   "gen/latchkey",
   "scripts/build.mjs",
   "packages/console/src",
+  "packages/client/src",
   "packages/console/index.html",
   "packages/console/vite.config.ts",
   "packages/console/package.json",

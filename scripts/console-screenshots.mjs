@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+// Chromium started as the tests start it (Node runs the TypeScript module as it is).
+import { launchChromium } from "../test/harness/chromium.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = process.argv[2] ?? join(ROOT, "docs/images");
@@ -138,19 +139,7 @@ async function seed(url) {
 }
 
 const { url, child } = await serve();
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const browser = await launchChromium();
 try {
   const { apiId } = await seed(url);
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

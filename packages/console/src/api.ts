@@ -1,18 +1,6 @@
-import type { DescService } from "@bufbuild/protobuf";
-import {
-  type Client,
-  Code,
-  ConnectError,
-  createClient,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { AnalyticsService } from "../../../gen/latchkey/v2/analytics_pb.js";
-import { ApisService } from "../../../gen/latchkey/v2/apis_pb.js";
-import { IdentitiesService } from "../../../gen/latchkey/v2/identities_pb.js";
-import { KeysService } from "../../../gen/latchkey/v2/keys_pb.js";
-import { PermissionsService } from "../../../gen/latchkey/v2/permissions_pb.js";
-import { RatelimitService } from "../../../gen/latchkey/v2/ratelimit_pb.js";
+import { createLatchkeyClient, type LatchkeyClient } from "../../client/src/index.ts";
 
 /** What the server says about the signed-in session (never the root key itself). */
 export interface Session {
@@ -24,18 +12,11 @@ export interface Session {
   idleTimeoutS: number;
 }
 
-/** The clients of every service the console uses, all through the session's cookie. */
-export interface Latchkey {
-  apis: Client<typeof ApisService>;
-  keys: Client<typeof KeysService>;
-  identities: Client<typeof IdentitiesService>;
-  permissions: Client<typeof PermissionsService>;
-  ratelimit: Client<typeof RatelimitService>;
-  analytics: Client<typeof AnalyticsService>;
-}
+/** The typed clients of every service (those of @latchkey/client), through the session. */
+export type Latchkey = LatchkeyClient;
 
-/** Called when a call finds the session ended (401): the console goes back to sign-in. */
 let onSignedOut: () => void = () => {};
+/** Sets what happens when a call finds the session ended (401): back to the sign-in page. */
 export function whenSignedOut(fn: () => void): void {
   onSignedOut = fn;
 }
@@ -58,15 +39,7 @@ export function clientsFor(session: Session): Latchkey {
     baseUrl: window.location.origin,
     interceptors: [csrf],
   });
-  const make = <S extends DescService>(s: S) => createClient(s, transport);
-  return {
-    apis: make(ApisService),
-    keys: make(KeysService),
-    identities: make(IdentitiesService),
-    permissions: make(PermissionsService),
-    ratelimit: make(RatelimitService),
-    analytics: make(AnalyticsService),
-  };
+  return createLatchkeyClient({ transport });
 }
 
 interface Envelope<T> {

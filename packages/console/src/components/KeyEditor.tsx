@@ -1,14 +1,31 @@
 import { Badge, Button, DataList, Dialog, Flex, Separator, Switch, Text } from "@radix-ui/themes";
-import { useId, useState } from "react";
+import { type ReactNode, useId, useState } from "react";
 import { CreditsOperation, type Key } from "../../../../gen/latchkey/v2/keys_pb.js";
 import { describeError, type Latchkey, when } from "../api.ts";
 import { ErrorNote, Field } from "./common.tsx";
-import { listOf } from "./key-options.tsx";
+import { listOf, msOf, ratelimitsOf } from "./key-options.tsx";
 
 const toLocal = (ms: bigint | undefined) =>
   ms
     ? new Date(Number(ms) - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
     : "";
+
+/** One setting of a key: its fields and the button that applies them. */
+function Setting(props: {
+  action: string;
+  color?: "amber";
+  onClick: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <Flex gap="2" align="end" wrap="wrap">
+      {props.children}
+      <Button variant="soft" color={props.color} onClick={props.onClick}>
+        {props.action}
+      </Button>
+    </Flex>
+  );
+}
 
 /**
  * Everything that can be changed on one key, each change on its own: enabled, credits,
@@ -96,7 +113,16 @@ export function KeyEditor(props: {
             </Flex>
           </Text>
           <Separator size="4" />
-          <Flex gap="2" align="end" wrap="wrap">
+          <Setting
+            action={"Set credits"}
+            onClick={run("change credits", () =>
+              lk.keys.updateCredits({
+                keyId,
+                operation: CreditsOperation.SET,
+                value: credits === "" ? undefined : BigInt(credits),
+              }),
+            )}
+          >
             <Field
               label="Credits"
               type="number"
@@ -104,82 +130,63 @@ export function KeyEditor(props: {
               onChange={setCredits}
               hint="empty: unlimited"
             />
-            <Button
-              variant="soft"
-              onClick={run("change credits", () =>
-                lk.keys.updateCredits({
-                  keyId,
-                  operation: CreditsOperation.SET,
-                  value: credits === "" ? undefined : BigInt(credits),
-                }),
-              )}
-            >
-              Set credits
-            </Button>
-          </Flex>
-          <Flex gap="2" align="end" wrap="wrap">
+          </Setting>
+          <Setting
+            action={expires ? "Set expiry" : "Remove expiry"}
+            onClick={run("change the expiry", () =>
+              lk.keys.updateKey({
+                keyId,
+                expires: expires ? BigInt(new Date(expires).getTime()) : undefined,
+                updateMask: { paths: ["expires"] },
+              }),
+            )}
+          >
             <Field label="Expires" type="datetime-local" value={expires} onChange={setExpires} />
-            <Button
-              variant="soft"
-              onClick={run("change the expiry", () =>
-                lk.keys.updateKey({
-                  keyId,
-                  expires: expires ? BigInt(new Date(expires).getTime()) : undefined,
-                  updateMask: { paths: ["expires"] },
-                }),
-              )}
-            >
-              {expires ? "Set expiry" : "Remove expiry"}
-            </Button>
-          </Flex>
-          <Flex gap="2" align="end" wrap="wrap">
+          </Setting>
+          <Setting
+            action={"Set roles"}
+            onClick={run("set roles", () => lk.keys.setRoles({ keyId, roles: listOf(roles) }))}
+          >
             <Field label="Roles" value={roles} onChange={setRoles} />
-            <Button
-              variant="soft"
-              onClick={run("set roles", () => lk.keys.setRoles({ keyId, roles: listOf(roles) }))}
-            >
-              Set roles
-            </Button>
-          </Flex>
-          <Flex gap="2" align="end" wrap="wrap">
+          </Setting>
+          <Setting
+            action={"Set permissions"}
+            onClick={run("set permissions", () =>
+              lk.keys.setPermissions({ keyId, permissions: listOf(permissions) }),
+            )}
+          >
             <Field label="Permissions" value={permissions} onChange={setPermissions} />
-            <Button
-              variant="soft"
-              onClick={run("set permissions", () =>
-                lk.keys.setPermissions({ keyId, permissions: listOf(permissions) }),
-              )}
-            >
-              Set permissions
-            </Button>
-          </Flex>
-          <Flex gap="2" align="end" wrap="wrap">
+          </Setting>
+          <Setting
+            action={"Set limit"}
+            onClick={run("change rate limits", () =>
+              lk.keys.updateKey({
+                keyId,
+                ratelimits: ratelimitsOf(limitName, limit, windowS),
+                updateMask: { paths: ["ratelimits"] },
+              }),
+            )}
+          >
             <Field label="Rate limit name" value={limitName} onChange={setLimitName} />
             <Field label="Limit" type="number" value={limit} onChange={setLimit} />
             <Field label="Window (s)" type="number" value={windowS} onChange={setWindowS} />
-            <Button
-              variant="soft"
-              onClick={run("change rate limits", () =>
-                lk.keys.updateKey({
-                  keyId,
-                  ratelimits: limitName
-                    ? [
-                        {
-                          name: limitName,
-                          limit: BigInt(limit || "0"),
-                          duration: BigInt(Math.round(Number(windowS || "0") * 1000)),
-                          autoApply: true,
-                        },
-                      ]
-                    : [],
-                  updateMask: { paths: ["ratelimits"] },
-                }),
-              )}
-            >
-              Set limit
-            </Button>
-          </Flex>
+          </Setting>
           <Separator size="4" />
-          <Flex gap="2" align="end" wrap="wrap">
+          <Setting
+            action={"Reroll"}
+            color="amber"
+            onClick={run(
+              "reroll keys",
+              async () => {
+                const { data } = await lk.keys.rerollKey({
+                  keyId,
+                  expiration: msOf(graceS),
+                });
+                if (data) props.onSecret(data.key);
+              },
+              true,
+            )}
+          >
             <Field
               label="Grace period (s)"
               type="number"
@@ -187,24 +194,7 @@ export function KeyEditor(props: {
               onChange={setGraceS}
               hint="the old key keeps working this long"
             />
-            <Button
-              variant="soft"
-              color="amber"
-              onClick={run(
-                "reroll keys",
-                async () => {
-                  const { data } = await lk.keys.rerollKey({
-                    keyId,
-                    expiration: BigInt(Math.round(Number(graceS || "0") * 1000)),
-                  });
-                  if (data) props.onSecret(data.key);
-                },
-                true,
-              )}
-            >
-              Reroll
-            </Button>
-          </Flex>
+          </Setting>
           <Flex justify="between" align="center" mt="2">
             <Button
               color="red"

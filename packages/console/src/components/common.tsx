@@ -1,4 +1,4 @@
-import { Button, Callout, Code, Dialog, Flex, Text, TextField } from "@radix-ui/themes";
+import { Button, Callout, Code, Dialog, Flex, Table, Text, TextField } from "@radix-ui/themes";
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from "react";
 import { describeError } from "../api.ts";
 
@@ -187,5 +187,57 @@ export function SecretOnce({ secret, onClose }: { secret: string | null; onClose
         </Flex>
       </Dialog.Content>
     </Dialog.Root>
+  );
+}
+
+/** A Delete button that asks first, naming what goes and what follows from it. */
+export function ConfirmDelete(props: {
+  what: string;
+  submit?: string;
+  doing: string;
+  consequence: string;
+  onConfirm: () => Promise<unknown>;
+}) {
+  return (
+    <FormDialog
+      trigger={
+        <Button size="1" variant="soft" color="red" aria-label={`Delete ${props.what}`}>
+          Delete
+        </Button>
+      }
+      title={`Delete ${props.what}?`}
+      submit={props.submit ?? "Delete"}
+      color="red"
+      doing={props.doing}
+      onSubmit={async () => {
+        await props.onConfirm();
+      }}
+    >
+      <Text>{props.consequence}</Text>
+    </FormDialog>
+  );
+}
+
+/**
+ * A table's caption (its name to screen readers; Radix puts `aria-label` on a wrapper, not
+ * on the table) and its header row, with an unlabelled actions column when `actions`.
+ */
+export function TableHead(props: { caption: string; columns: string[]; actions?: boolean }) {
+  return (
+    <>
+      <caption className="sr-only">{props.caption}</caption>
+      <Table.Header>
+        <Table.Row>
+          {props.columns.map((c) => (
+            <Table.ColumnHeaderCell key={c}>{c}</Table.ColumnHeaderCell>
+          ))}
+          {props.actions && (
+            <Table.ColumnHeaderCell>
+              <span className="sr-only">Actions</span>
+            </Table.ColumnHeaderCell>
+          )}
+        </Table.Row>
+      </Table.Header>
+    </>
   );
 }

@@ -45,6 +45,16 @@ export const NO_OPTIONS: KeyOptions = {
 /** A comma- or space-separated list. */
 export const listOf = (s: string) => s.split(/[\s,]+/).filter((x) => x !== "");
 
+/** Seconds as typed into a form, as int64 milliseconds. */
+export const msOf = (seconds: string) => BigInt(Math.round(Number(seconds || "0") * 1000));
+
+/** The one rate limit a form names (auto-applied), or none when it has no name. */
+export function ratelimitsOf(name: string, limit: string, windowS: string) {
+  return name === ""
+    ? []
+    : [{ name, limit: BigInt(limit || "0"), duration: msOf(windowS), autoApply: true }];
+}
+
 /** The request fields the options give (those left empty are left out). */
 export function keyFields(o: KeyOptions) {
   const credits =
@@ -62,17 +72,7 @@ export function keyFields(o: KeyOptions) {
                     o.refill === "monthly" && o.refillDay ? Number(o.refillDay) : undefined,
                 },
         };
-  const ratelimits =
-    o.limitName === ""
-      ? []
-      : [
-          {
-            name: o.limitName,
-            limit: BigInt(o.limit || "0"),
-            duration: BigInt(Math.round(Number(o.limitDurationS || "0") * 1000)),
-            autoApply: true,
-          },
-        ];
+  const ratelimits = ratelimitsOf(o.limitName, o.limit, o.limitDurationS);
   return {
     name: o.name || undefined,
     externalId: o.externalId || undefined,

@@ -1,12 +1,21 @@
 import { Button, Flex, Heading, Link, Table, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { mayDo } from "../api.ts";
-import { ErrorNote, Field, FormDialog, useLoad } from "../components/common.tsx";
+import {
+  ConfirmDelete,
+  ErrorNote,
+  Field,
+  FormDialog,
+  TableHead,
+  useLoad,
+} from "../components/common.tsx";
+import { Pager, usePages } from "../components/paging.tsx";
 import type { PageProps } from "../router.tsx";
 
 /** The workspace's APIs the root key may read: list, create, delete. */
 export function ApisPage({ session, lk, go }: PageProps) {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const pages = usePages();
+  const { cursor } = pages;
   const list = useLoad(() => lk.apis.listApis({ limit: 50, cursor }), "list APIs", [cursor]);
   const [name, setName] = useState("");
   return (
@@ -40,15 +49,7 @@ export function ApisPage({ session, lk, go }: PageProps) {
       {list.data && list.data.data.length > 0 && (
         <div className="table-scroll">
           <Table.Root variant="surface">
-            <Table.Header>
-              <Table.Row>
-                <Table.ColumnHeaderCell>Name</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>API id</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>
-                  <span className="sr-only">Actions</span>
-                </Table.ColumnHeaderCell>
-              </Table.Row>
-            </Table.Header>
+            <TableHead caption="APIs" columns={["Name", "API id"]} actions />
             <Table.Body>
               {list.data.data.map((api) => (
                 <Table.Row key={api.id}>
@@ -67,28 +68,13 @@ export function ApisPage({ session, lk, go }: PageProps) {
                     <code>{api.id}</code>
                   </Table.Cell>
                   <Table.Cell>
-                    <FormDialog
-                      trigger={
-                        <Button
-                          size="1"
-                          variant="soft"
-                          color="red"
-                          aria-label={`Delete ${api.name}`}
-                        >
-                          Delete
-                        </Button>
-                      }
-                      title={`Delete ${api.name}?`}
+                    <ConfirmDelete
+                      what={`${api.name}`}
                       submit="Delete API"
-                      color="red"
                       doing="delete this API"
-                      onSubmit={async () => {
-                        await lk.apis.deleteApi({ apiId: api.id });
-                        list.reload();
-                      }}
-                    >
-                      <Text>Its keys stop verifying at once. This cannot be undone.</Text>
-                    </FormDialog>
+                      consequence="Its keys stop verifying at once. This cannot be undone."
+                      onConfirm={() => lk.apis.deleteApi({ apiId: api.id }).then(list.reload)}
+                    />
                   </Table.Cell>
                 </Table.Row>
               ))}
@@ -96,18 +82,7 @@ export function ApisPage({ session, lk, go }: PageProps) {
           </Table.Root>
         </div>
       )}
-      <Flex gap="3" mt="3">
-        {cursor && (
-          <Button variant="soft" onClick={() => setCursor(undefined)}>
-            First page
-          </Button>
-        )}
-        {list.data?.pagination?.hasMore && (
-          <Button variant="soft" onClick={() => setCursor(list.data?.pagination?.cursor)}>
-            Next page
-          </Button>
-        )}
-      </Flex>
+      <Pager pages={pages} pagination={list.data?.pagination} />
     </>
   );
 }

@@ -1,7 +1,8 @@
 import { Button, Flex, Heading, Table, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { when } from "../api.ts";
-import { ErrorNote, Field, useLoad } from "../components/common.tsx";
+import { ErrorNote, Field, TableHead, useLoad } from "../components/common.tsx";
+import { Pager, usePages } from "../components/paging.tsx";
 import type { PageProps } from "../router.tsx";
 
 interface Filters {
@@ -17,8 +18,8 @@ const NONE: Filters = { event: "", actorId: "", resourceId: "", resourceType: ""
 export function AuditPage({ lk }: PageProps) {
   const [draft, setDraft] = useState(NONE);
   const [filters, setFilters] = useState(NONE);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePages();
+  const { cursor } = pages;
   const logs = useLoad(
     () =>
       lk.analytics.listAuditLogs({
@@ -42,7 +43,7 @@ export function AuditPage({ lk }: PageProps) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          setCursors([undefined]);
+          pages.reset();
           setFilters(draft);
         }}
       >
@@ -79,16 +80,10 @@ export function AuditPage({ lk }: PageProps) {
       {(logs.data?.data.length ?? 0) > 0 && (
         <div className="table-scroll">
           <Table.Root variant="surface">
-            <caption className="sr-only">Audit records</caption>
-            <Table.Header>
-              <Table.Row>
-                <Table.ColumnHeaderCell>Time</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Event</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Actor</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Resource</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Description</Table.ColumnHeaderCell>
-              </Table.Row>
-            </Table.Header>
+            <TableHead
+              caption="Audit records"
+              columns={["Time", "Event", "Actor", "Resource", "Description"]}
+            />
             <Table.Body>
               {logs.data?.data.map((a) => (
                 <Table.Row key={a.id}>
@@ -109,21 +104,7 @@ export function AuditPage({ lk }: PageProps) {
           </Table.Root>
         </div>
       )}
-      <Flex gap="3" mt="3">
-        {cursors.length > 1 && (
-          <Button variant="soft" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            Previous page
-          </Button>
-        )}
-        {logs.data?.pagination?.hasMore && (
-          <Button
-            variant="soft"
-            onClick={() => setCursors((c) => [...c, logs.data?.pagination?.cursor])}
-          >
-            Next page
-          </Button>
-        )}
-      </Flex>
+      <Pager pages={pages} pagination={logs.data?.pagination} />
     </>
   );
 }

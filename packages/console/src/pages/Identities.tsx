@@ -2,13 +2,22 @@ import { Badge, Button, Card, Flex, Heading, Table, Text } from "@radix-ui/theme
 import { useState } from "react";
 import type { Identity } from "../../../../gen/latchkey/v2/identities_pb.js";
 import { describeError, mayDo } from "../api.ts";
-import { ErrorNote, Field, FormDialog, useLoad } from "../components/common.tsx";
+import {
+  ConfirmDelete,
+  ErrorNote,
+  Field,
+  FormDialog,
+  TableHead,
+  useLoad,
+} from "../components/common.tsx";
+import { Pager, usePages } from "../components/paging.tsx";
 import type { PageProps } from "../router.tsx";
 
 /** Identities: search, create, delete; one opened shows its limits, credits and keys. */
 export function IdentitiesPage({ session, lk }: PageProps) {
   const [search, setSearch] = useState("");
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const pages = usePages();
+  const { cursor } = pages;
   const list = useLoad(
     () => lk.identities.listIdentities({ limit: 50, cursor, search: search || undefined }),
     "list identities",
@@ -36,21 +45,18 @@ export function IdentitiesPage({ session, lk }: PageProps) {
           </FormDialog>
         )}
       </Flex>
-      <Field label="Search by external id" value={search} onChange={setSearch} />
+      <Field
+        label="Search by external id"
+        value={search}
+        onChange={(v) => {
+          setSearch(v);
+          pages.reset();
+        }}
+      />
       <ErrorNote message={list.error} />
       <div className="table-scroll">
         <Table.Root variant="surface" mt="3">
-          <caption className="sr-only">Identities</caption>
-          <Table.Header>
-            <Table.Row>
-              <Table.ColumnHeaderCell>External id</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Limits</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Credits</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>
-                <span className="sr-only">Actions</span>
-              </Table.ColumnHeaderCell>
-            </Table.Row>
-          </Table.Header>
+          <TableHead caption="Identities" columns={["External id", "Limits", "Credits"]} actions />
           <Table.Body>
             {(list.data?.data ?? []).map((i) => (
               <Table.Row key={i.id}>
@@ -68,28 +74,14 @@ export function IdentitiesPage({ session, lk }: PageProps) {
                     <Button size="1" variant="soft" onClick={() => setOpen(i)}>
                       Keys
                     </Button>
-                    <FormDialog
-                      trigger={
-                        <Button
-                          size="1"
-                          variant="soft"
-                          color="red"
-                          aria-label={`Delete ${i.externalId}`}
-                        >
-                          Delete
-                        </Button>
-                      }
-                      title={`Delete identity ${i.externalId}?`}
-                      submit="Delete"
-                      color="red"
+                    <ConfirmDelete
+                      what={`identity ${i.externalId}`}
                       doing="delete identities"
-                      onSubmit={async () => {
-                        await lk.identities.deleteIdentity({ identity: i.id });
-                        list.reload();
-                      }}
-                    >
-                      <Text>Its keys stay, without an identity.</Text>
-                    </FormDialog>
+                      consequence="Its keys stay, without an identity."
+                      onConfirm={() =>
+                        lk.identities.deleteIdentity({ identity: i.id }).then(list.reload)
+                      }
+                    />
                   </Flex>
                 </Table.Cell>
               </Table.Row>
@@ -97,11 +89,7 @@ export function IdentitiesPage({ session, lk }: PageProps) {
           </Table.Body>
         </Table.Root>
       </div>
-      {list.data?.pagination?.hasMore && (
-        <Button mt="3" variant="soft" onClick={() => setCursor(list.data?.pagination?.cursor)}>
-          Next page
-        </Button>
-      )}
+      <Pager pages={pages} pagination={list.data?.pagination} />
       {open && <IdentityKeys identity={open} lk={lk} />}
     </>
   );

@@ -1,9 +1,17 @@
 import { Badge, Button, Flex, Heading, Link, Table, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 import { mayDo } from "../api.ts";
-import { ErrorNote, Field, FormDialog, SecretOnce, useLoad } from "../components/common.tsx";
+import {
+  ErrorNote,
+  Field,
+  FormDialog,
+  SecretOnce,
+  TableHead,
+  useLoad,
+} from "../components/common.tsx";
 import { KeyEditor } from "../components/KeyEditor.tsx";
 import { KeyOptionsForm, keyFields, NO_OPTIONS } from "../components/key-options.tsx";
+import { Pager, usePages } from "../components/paging.tsx";
 import type { PageProps } from "../router.tsx";
 
 const PAGE_SIZE = 25;
@@ -13,8 +21,8 @@ const PAGE_SIZE = 25;
  * page shown; paged; created with every option; each managed in its own dialog.
  */
 export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string }) {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePages();
+  const { cursor } = pages;
   const [externalId, setExternalId] = useState("");
   const [search, setSearch] = useState("");
   const api = useLoad(() => lk.apis.getApi({ apiId }), "read this API", [apiId]);
@@ -93,7 +101,7 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
             onSubmit={(e) => {
               e.preventDefault();
               const v = new FormData(e.currentTarget).get("externalId");
-              setCursors([undefined]);
+              pages.reset();
               setExternalId(typeof v === "string" ? v.trim() : "");
             }}
           >
@@ -111,19 +119,11 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
       {shown.length > 0 && (
         <div className="table-scroll">
           <Table.Root variant="surface">
-            <caption className="sr-only">Keys</caption>
-            <Table.Header>
-              <Table.Row>
-                <Table.ColumnHeaderCell>Name</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Start</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Identity</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Credits</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>Status</Table.ColumnHeaderCell>
-                <Table.ColumnHeaderCell>
-                  <span className="sr-only">Actions</span>
-                </Table.ColumnHeaderCell>
-              </Table.Row>
-            </Table.Header>
+            <TableHead
+              caption="Keys"
+              columns={["Name", "Start", "Identity", "Credits", "Status"]}
+              actions
+            />
             <Table.Body>
               {shown.map((k) => (
                 <Table.Row key={k.keyId} data-key-id={k.keyId}>
@@ -156,21 +156,7 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
           </Table.Root>
         </div>
       )}
-      <Flex gap="3" mt="3">
-        {cursors.length > 1 && (
-          <Button variant="soft" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            Previous page
-          </Button>
-        )}
-        {keys.data?.pagination?.hasMore && (
-          <Button
-            variant="soft"
-            onClick={() => setCursors((c) => [...c, keys.data?.pagination?.cursor])}
-          >
-            Next page
-          </Button>
-        )}
-      </Flex>
+      <Pager pages={pages} pagination={keys.data?.pagination} />
       <SecretOnce secret={secret} onClose={() => setSecret(null)} />
     </>
   );

@@ -1,6 +1,7 @@
 import { Button, Flex, Heading, Table, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
-import { ErrorNote, Field, FormDialog, useLoad } from "../components/common.tsx";
+import { ErrorNote, Field, FormDialog, TableHead, useLoad } from "../components/common.tsx";
+import { msOf } from "../components/key-options.tsx";
 import type { PageProps } from "../router.tsx";
 
 /**
@@ -61,7 +62,7 @@ function Overrides({ namespace, lk }: { namespace: string; lk: PageProps["lk"] }
               namespace,
               identifier: o.identifier,
               limit: BigInt(o.limit || "0"),
-              duration: BigInt(Math.round(Number(o.durationS || "0") * 1000)),
+              duration: msOf(o.durationS),
             });
             setO({ identifier: "", limit: "", durationS: "" });
             list.reload();
@@ -93,17 +94,7 @@ function Overrides({ namespace, lk }: { namespace: string; lk: PageProps["lk"] }
       {list.data?.data.length === 0 && <Text color="gray">No overrides.</Text>}
       {(list.data?.data.length ?? 0) > 0 && (
         <Table.Root variant="surface">
-          <caption className="sr-only">Overrides</caption>
-          <Table.Header>
-            <Table.Row>
-              <Table.ColumnHeaderCell>Identifier</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Limit</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Window</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>
-                <span className="sr-only">Actions</span>
-              </Table.ColumnHeaderCell>
-            </Table.Row>
-          </Table.Header>
+          <TableHead caption="Overrides" columns={["Identifier", "Limit", "Window"]} actions />
           <Table.Body>
             {list.data?.data.map((r) => (
               <Table.Row key={r.overrideId}>

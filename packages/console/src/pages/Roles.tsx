@@ -1,6 +1,6 @@
 import { Badge, Button, Flex, Grid, Heading, Table, Text } from "@radix-ui/themes";
 import { useState } from "react";
-import { ErrorNote, Field, FormDialog, useLoad } from "../components/common.tsx";
+import { ConfirmDelete, ErrorNote, Field, FormDialog, useLoad } from "../components/common.tsx";
 import { listOf } from "../components/key-options.tsx";
 import type { PageProps } from "../router.tsx";
 
@@ -74,28 +74,12 @@ export function RolesPage({ lk }: PageProps) {
                     </Flex>
                   </Table.RowHeaderCell>
                   <Table.Cell justify="end">
-                    <FormDialog
-                      trigger={
-                        <Button
-                          size="1"
-                          variant="soft"
-                          color="red"
-                          aria-label={`Delete role ${r.name}`}
-                        >
-                          Delete
-                        </Button>
-                      }
-                      title={`Delete role ${r.name}?`}
-                      submit="Delete"
-                      color="red"
+                    <ConfirmDelete
+                      what={`role ${r.name}`}
                       doing="delete roles"
-                      onSubmit={async () => {
-                        await lk.permissions.deleteRole({ role: r.id });
-                        roles.reload();
-                      }}
-                    >
-                      <Text>Keys holding it lose its permissions at once.</Text>
-                    </FormDialog>
+                      consequence="Keys holding it lose its permissions at once."
+                      onConfirm={() => lk.permissions.deleteRole({ role: r.id }).then(roles.reload)}
+                    />
                   </Table.Cell>
                 </Table.Row>
               ))}
@@ -156,28 +140,14 @@ export function RolesPage({ lk }: PageProps) {
                     )}
                   </Table.RowHeaderCell>
                   <Table.Cell justify="end">
-                    <FormDialog
-                      trigger={
-                        <Button
-                          size="1"
-                          variant="soft"
-                          color="red"
-                          aria-label={`Delete permission ${p.slug}`}
-                        >
-                          Delete
-                        </Button>
-                      }
-                      title={`Delete permission ${p.slug}?`}
-                      submit="Delete"
-                      color="red"
+                    <ConfirmDelete
+                      what={`permission ${p.slug}`}
                       doing="delete permissions"
-                      onSubmit={async () => {
-                        await lk.permissions.deletePermission({ permission: p.id });
-                        perms.reload();
-                      }}
-                    >
-                      <Text>Keys and roles holding it lose it at once.</Text>
-                    </FormDialog>
+                      consequence="Keys and roles holding it lose it at once."
+                      onConfirm={() =>
+                        lk.permissions.deletePermission({ permission: p.id }).then(perms.reload)
+                      }
+                    />
                   </Table.Cell>
                 </Table.Row>
               ))}
