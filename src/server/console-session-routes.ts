@@ -10,7 +10,7 @@ import {
 } from "../domain/console-session.js";
 import { newId } from "../domain/ids.js";
 import { AttemptWindow } from "../domain/sign-in-bounds.js";
-import { errors, type ServiceError } from "../errors/service-error.js";
+import { errors } from "../errors/service-error.js";
 import type { Principal } from "../services/call.js";
 import { resolveSession, signIn, signOut } from "../services/console-sessions.js";
 import type { Deps } from "../services/deps.js";
@@ -37,6 +37,96 @@ function sessionView(principal: Principal, secret: string, expiresAt: number, id
   };
 }
 
+/** What the handlers share: the server's parts, the sign-in bounds and the idle time. */
+interface Routes {
+  deps: Deps;
+  attempts: AttemptWindow;
+  idleS: number;
+}
+type Handler = (r: Routes, req: NodeRequest, res: NodeResponse, requestId: string) => Promise<void>;
+type Headers = Record<string, string | string[]>;
+
+/** Writes a JSON answer with the headers every session answer carries (never cached). */
+function answer(
+  res: NodeResponse,
+  requestId: string,
+  status: number,
+  body: unknown,
+  extra: Headers = {},
+) {
+  send(res, status, body, {
+    "x-request-id": requestId,
+    "cache-control": "no-store",
+    ...PAGE_HEADERS,
+    ...extra,
+  });
+}
+
+/** Checks the key once, makes the session, answers its cookie and view; counted by outcome. */
+const handleSignIn: Handler = async ({ deps, attempts, idleS }, req, res, requestId) => {
+  const { config, metrics } = deps;
+  const now = deps.clock.now();
+  if (!attempts.admit(clientAddress(req, config.trustProxy), now)) {
+    metrics.consoleSignIns.inc({ outcome: "limited" });
+    const retry = String(Math.ceil(attempts.retryAfterMs(now) / 1000));
+    throw Object.assign(errors.signInRateLimited(), { retryAfter: retry });
+  }
+  let session: Awaited<ReturnType<typeof signIn>>;
+  try {
+    session = await signIn(deps, await readSignIn(req));
+  } catch (err) {
+    metrics.consoleSignIns.inc({ outcome: "refused" });
+    throw err;
+  }
+  metrics.consoleSignIns.inc({ outcome: "ok" });
+  const maxAgeS = cookieMaxAgeS(session.expiresAt, deps.clock.now());
+  const view = sessionView(session.principal, session.secret, session.expiresAt, idleS);
+  answer(
+    res,
+    requestId,
+    200,
+    { meta: { requestId }, data: view },
+    {
+      "set-cookie": sessionCookie(session.secret, maxAgeS, isSecure(req, config.trustProxy)),
+    },
+  );
+};
+
+/** Answers the session the cookie names, as it is now. */
+const handleSession: Handler = async ({ deps, idleS }, req, res, requestId) => {
+  const secret = sessionSecretOf(req.headers.cookie);
+  if (secret === undefined) throw errors.consoleSessionEnded();
+  const { principal, expiresAt } = await resolveSession(deps, secret);
+  const view = sessionView(principal, secret, expiresAt, idleS);
+  answer(res, requestId, 200, { meta: { requestId }, data: view });
+};
+
+/** Deletes the session (its CSRF token required) and clears the cookie. */
+const handleSignOut: Handler = async ({ deps }, req, res, requestId) => {
+  const secret = sessionSecretOf(req.headers.cookie);
+  if (secret !== undefined) {
+    const sent = req.headers[CSRF_HEADER];
+    if (!csrfTokenMatches(secret, typeof sent === "string" ? sent : undefined))
+      throw errors.consoleCsrfMissing();
+    await signOut(deps, secret);
+  }
+  answer(
+    res,
+    requestId,
+    200,
+    { meta: { requestId }, data: {} },
+    {
+      "set-cookie": clearedSessionCookies(isSecure(req, deps.config.trustProxy)),
+    },
+  );
+};
+
+const ROUTES: Readonly<Record<string, { method: string; run: Handler }>> = {
+  "/console/api/sign-in": { method: "POST", run: handleSignIn },
+  "/console/api/session": { method: "GET", run: handleSession },
+  "/console/api/sign-out": { method: "POST", run: handleSignOut },
+};
+
 /**
  * The console's session endpoints, beside its files under /console:
  * `POST /console/api/sign-in` takes `{"rootKey": "..."}` once and answers a session cookie
@@ -46,105 +136,12 @@ function sessionView(principal: Principal, secret: string, expiresAt: number, id
  * Returns false when the path is not one of them.
  */
 export function createConsoleSessionRoutes(deps: Deps) {
-  const { config } = deps;
-  const attempts = new AttemptWindow(
-    config.consoleSignInsPerMinute,
-    config.consoleSignInsPerMinute * 100,
-  );
-  const idleS = config.consoleSessionIdleS;
-
-  const fail = (res: NodeResponse, requestId: string, err: ServiceError, extra = {}) => {
-    const headers: Record<string, string | string[]> = {
-      "x-request-id": requestId,
-      "cache-control": "no-store",
-      ...PAGE_HEADERS,
-      ...extra,
-    };
-    send(
-      res,
-      err.entry.status,
-      errorEnvelope(err, requestId, errorType(config.docsUrl, err)),
-      headers,
-    );
+  const perAddress = deps.config.consoleSignInsPerMinute;
+  const routes: Routes = {
+    deps,
+    attempts: new AttemptWindow(perAddress, perAddress * 100),
+    idleS: deps.config.consoleSessionIdleS,
   };
-
-  const handleSignIn = async (req: NodeRequest, res: NodeResponse, requestId: string) => {
-    const now = deps.clock.now();
-    if (!attempts.admit(clientAddress(req, config.trustProxy), now)) {
-      deps.metrics.consoleSignIns.inc({ outcome: "limited" });
-      const retry = String(Math.ceil(attempts.retryAfterMs(now) / 1000));
-      fail(res, requestId, errors.signInRateLimited(), { "retry-after": retry });
-      return;
-    }
-    const secure = isSecure(req, config.trustProxy);
-    let session: Awaited<ReturnType<typeof signIn>>;
-    try {
-      session = await signIn(deps, await readSignIn(req));
-    } catch (err) {
-      deps.metrics.consoleSignIns.inc({ outcome: "refused" });
-      throw err;
-    }
-    deps.metrics.consoleSignIns.inc({ outcome: "ok" });
-    send(
-      res,
-      200,
-      {
-        meta: { requestId },
-        data: sessionView(session.principal, session.secret, session.expiresAt, idleS),
-      },
-      {
-        "x-request-id": requestId,
-        "cache-control": "no-store",
-        "set-cookie": sessionCookie(
-          session.secret,
-          cookieMaxAgeS(session.expiresAt, deps.clock.now()),
-          secure,
-        ),
-        ...PAGE_HEADERS,
-      },
-    );
-  };
-
-  const handleSession = async (req: NodeRequest, res: NodeResponse, requestId: string) => {
-    const secret = sessionSecretOf(req.headers.cookie);
-    if (secret === undefined) throw errors.consoleSessionEnded();
-    const { principal, expiresAt } = await resolveSession(deps, secret);
-    send(
-      res,
-      200,
-      { meta: { requestId }, data: sessionView(principal, secret, expiresAt, idleS) },
-      { "x-request-id": requestId, "cache-control": "no-store", ...PAGE_HEADERS },
-    );
-  };
-
-  const handleSignOut = async (req: NodeRequest, res: NodeResponse, requestId: string) => {
-    const secret = sessionSecretOf(req.headers.cookie);
-    if (secret !== undefined) {
-      const sent = req.headers[CSRF_HEADER];
-      if (!csrfTokenMatches(secret, typeof sent === "string" ? sent : undefined))
-        throw errors.consoleCsrfMissing();
-      await signOut(deps, secret);
-    }
-    send(
-      res,
-      200,
-      { meta: { requestId }, data: {} },
-      {
-        "x-request-id": requestId,
-        "cache-control": "no-store",
-        "set-cookie": clearedSessionCookies(isSecure(req, config.trustProxy)),
-        ...PAGE_HEADERS,
-      },
-    );
-  };
-
-  const ROUTES: Record<string, { method: string; run: typeof handleSignIn }> = {
-    "/console/api/sign-in": { method: "POST", run: handleSignIn },
-    "/console/api/session": { method: "GET", run: handleSession },
-    "/console/api/sign-out": { method: "POST", run: handleSignOut },
-  };
-
-  /** Answers a console session request; false when the path is not one. */
   return (req: NodeRequest, res: NodeResponse): boolean => {
     const path = (req.url ?? "/").split("?")[0] as string;
     if (!path.startsWith("/console/api/")) return false;
@@ -153,27 +150,40 @@ export function createConsoleSessionRoutes(deps: Deps) {
     const run = async () => {
       if (!route) throw errors.routeNotFound(path);
       if (req.method !== route.method) throw errors.methodNotAllowed(req.method ?? "");
-      await route.run(req, res, requestId);
+      await route.run(routes, req, res, requestId);
     };
-    run().catch((thrown: unknown) => {
-      const err =
-        thrown instanceof BodyTooLargeError
-          ? errors.bodyTooLarge(SIGN_IN_MAX_BYTES)
-          : toServiceError(thrown, deps.log, requestId);
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const extra: Record<string, string | string[]> = {};
-      if (route && err.entry.status === 405) extra.allow = route.method;
-      // A session that has ended is removed from the browser too.
-      if (err.detail === errors.consoleSessionEnded().detail)
-        extra["set-cookie"] = clearedSessionCookies(isSecure(req, config.trustProxy));
-      if (err.entry.status === 413 && !("stream" in res)) extra.connection = "close";
-      fail(res, requestId, err, extra);
-    });
+    run().catch((thrown: unknown) => fail(deps, req, res, requestId, thrown, route?.method));
     return true;
   };
+}
+
+/** Answers a failure as the /v2 envelope, with the headers its status calls for. */
+function fail(
+  deps: Deps,
+  req: NodeRequest,
+  res: NodeResponse,
+  requestId: string,
+  thrown: unknown,
+  method: string | undefined,
+): void {
+  const err =
+    thrown instanceof BodyTooLargeError
+      ? errors.bodyTooLarge(SIGN_IN_MAX_BYTES)
+      : toServiceError(thrown, deps.log, requestId);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const extra: Headers = {};
+  if (method && err.entry.status === 405) extra.allow = method;
+  const retryAfter = (thrown as { retryAfter?: string }).retryAfter;
+  if (retryAfter) extra["retry-after"] = retryAfter;
+  // A session that has ended is removed from the browser too.
+  if (err.detail === errors.consoleSessionEnded().detail)
+    extra["set-cookie"] = clearedSessionCookies(isSecure(req, deps.config.trustProxy));
+  if (err.entry.status === 413 && !("stream" in res)) extra.connection = "close";
+  const envelope = errorEnvelope(err, requestId, errorType(deps.config.docsUrl, err));
+  answer(res, requestId, err.entry.status, envelope, extra);
 }
 
 /** Reads and checks a sign-in body: `{"rootKey": "<string>"}` and nothing else. */
