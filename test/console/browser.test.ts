@@ -108,6 +108,60 @@ describe.skipIf(!haveChromium)("the console in headless Chromium", () => {
     }
   }, 180_000);
 
+  it("manages a key: disables and enables it, sets its credits, rerolls it with a grace period, shows its credit statement", async () => {
+    const { keyId, key, apiId } = await s.seed.key({ name: "worker", credits: { remaining: 10 } });
+    const verify = async (k: string) => {
+      const res = await fetch(`${s.url}/v2/keys.verifyKey`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
+        body: JSON.stringify({ key: k }),
+      });
+      return (await json(res)).data;
+    };
+    const { page, context, problems } = await consolePage(browser);
+    try {
+      await signInWith(page, s.url, s.rootKey);
+      await page.goto(`${s.url}/console/apis/${apiId}`);
+      const manage = page.getByRole("button", { name: "Manage key worker" });
+      await manage.click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByRole("switch").click();
+      await dialog.getByText("Disabled").waitFor();
+      expect((await verify(key)).code).toBe("DISABLED");
+      await dialog.getByRole("switch").click();
+      await dialog.getByText("Enabled").waitFor();
+      expect((await verify(key)).code).toBe("VALID");
+
+      await dialog.getByLabel("Credits").fill("500");
+      await dialog.getByRole("button", { name: "Set credits" }).click();
+      // The list behind the dialog (hidden from the accessibility tree meanwhile) shows it.
+      await page
+        .locator(`tr[data-key-id="${keyId}"]`)
+        .filter({ hasText: "500" })
+        .waitFor({ state: "attached" });
+      expect(await verify(key)).toMatchObject({ code: "VALID", credits: 499 });
+
+      await dialog.getByLabel("Grace period (s)").fill("600");
+      await dialog.getByRole("button", { name: "Reroll" }).click();
+      const rerolled = (await page.getByTestId("secret").textContent()) ?? "";
+      expect(rerolled).not.toBe(key);
+      await page.getByRole("button", { name: "Done" }).click();
+      expect((await verify(rerolled)).code).toBe("VALID");
+      // The old key keeps working through the grace period.
+      expect((await verify(key)).code).toBe("VALID");
+
+      await page.getByRole("link", { name: "Analytics" }).click();
+      await page.getByLabel("Key id").fill(keyId);
+      await page.getByRole("button", { name: "Show", exact: true }).click();
+      await page
+        .getByRole("img", { name: new RegExp(`Credits of ${keyId}: [1-9]\\d* spent`) })
+        .waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
   it("shows a narrow root key only what it may see, and says what it may not do", async () => {
     const mine = await s.seed.api(undefined, "mine");
     const theirs = await s.seed.api(undefined, "theirs");
