@@ -5,10 +5,21 @@ import { describeError, type Latchkey, when } from "../api.ts";
 import { ErrorNote, Field } from "./common.tsx";
 import { listOf, msOf, ratelimitsOf } from "./key-options.tsx";
 
+/** Unix ms as the value of a datetime-local input (local time, to the minute). */
 const toLocal = (ms: bigint | undefined) =>
   ms
     ? new Date(Number(ms) - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
     : "";
+
+/** Runs a change: `doing` names it in a refusal; `close` closes the dialog once it is made. */
+type Run = (doing: string, change: () => Promise<unknown>, close?: boolean) => () => void;
+
+/** What every part of the editor gets: the key, the clients and the way to run a change. */
+interface Part {
+  k: Key;
+  lk: Latchkey;
+  run: Run;
+}
 
 /** One setting of a key: its fields and the button that applies them. */
 function Setting(props: {
@@ -27,9 +38,147 @@ function Setting(props: {
   );
 }
 
+/** The facts of a key that cannot be changed here. */
+function KeyFacts({ k }: { k: Key }) {
+  const facts: [string, ReactNode][] = [
+    ["Key id", <code key="id">{k.keyId}</code>],
+    ["Starts with", <code key="start">{k.start}</code>],
+    ["Identity", k.identity?.externalId ?? "—"],
+    ["Created", when(k.createdAt)],
+  ];
+  return (
+    <DataList.Root size="1" mb="3">
+      {facts.map(([label, value]) => (
+        <DataList.Item key={label}>
+          <DataList.Label>{label}</DataList.Label>
+          <DataList.Value>{value}</DataList.Value>
+        </DataList.Item>
+      ))}
+    </DataList.Root>
+  );
+}
+
+/** Enabled or not, applied at once. */
+function EnabledSwitch({ k, lk, run }: Part) {
+  const id = useId();
+  const set = (enabled: boolean) =>
+    run(enabled ? "enable keys" : "disable keys", () =>
+      lk.keys.updateKey({ keyId: k.keyId, enabled, updateMask: { paths: ["enabled"] } }),
+    )();
+  return (
+    <Text as="label" size="2" htmlFor={id}>
+      <Flex gap="2" align="center">
+        <Switch id={id} checked={k.enabled} onCheckedChange={set} />
+        {k.enabled ? "Enabled" : "Disabled"}
+      </Flex>
+    </Text>
+  );
+}
+
+/** Credits, expiry, roles and permissions, each set on its own. */
+function Grants({ k, lk, run }: Part) {
+  const keyId = k.keyId;
+  const [credits, setCredits] = useState(k.credits?.remaining?.toString() ?? "");
+  const [expires, setExpires] = useState(toLocal(k.expires));
+  const [roles, setRoles] = useState(k.roles.join(", "));
+  const [permissions, setPermissions] = useState(k.permissions.join(", "));
+  const value = credits === "" ? undefined : BigInt(credits);
+  const expiresMs = expires ? BigInt(new Date(expires).getTime()) : undefined;
+  return (
+    <>
+      <Setting
+        action="Set credits"
+        onClick={run("change credits", () =>
+          lk.keys.updateCredits({ keyId, operation: CreditsOperation.SET, value }),
+        )}
+      >
+        <Field
+          label="Credits"
+          type="number"
+          value={credits}
+          onChange={setCredits}
+          hint="empty: unlimited"
+        />
+      </Setting>
+      <Setting
+        action={expires ? "Set expiry" : "Remove expiry"}
+        onClick={run("change the expiry", () =>
+          lk.keys.updateKey({ keyId, expires: expiresMs, updateMask: { paths: ["expires"] } }),
+        )}
+      >
+        <Field label="Expires" type="datetime-local" value={expires} onChange={setExpires} />
+      </Setting>
+      <Setting
+        action="Set roles"
+        onClick={run("set roles", () => lk.keys.setRoles({ keyId, roles: listOf(roles) }))}
+      >
+        <Field label="Roles" value={roles} onChange={setRoles} />
+      </Setting>
+      <Setting
+        action="Set permissions"
+        onClick={run("set permissions", () =>
+          lk.keys.setPermissions({ keyId, permissions: listOf(permissions) }),
+        )}
+      >
+        <Field label="Permissions" value={permissions} onChange={setPermissions} />
+      </Setting>
+    </>
+  );
+}
+
+/** The key's rate limit (the first, when it has several). */
+function Limit({ k, lk, run }: Part) {
+  const first = k.ratelimits[0];
+  const [name, setName] = useState(first?.name ?? "");
+  const [limit, setLimit] = useState(first?.limit.toString() ?? "");
+  const [windowS, setWindowS] = useState(first ? String(Number(first.duration) / 1000) : "");
+  return (
+    <>
+      <Setting
+        action="Set limit"
+        onClick={run("change rate limits", () =>
+          lk.keys.updateKey({
+            keyId: k.keyId,
+            ratelimits: ratelimitsOf(name, limit, windowS),
+            updateMask: { paths: ["ratelimits"] },
+          }),
+        )}
+      >
+        <Field label="Rate limit name" value={name} onChange={setName} />
+        <Field label="Limit" type="number" value={limit} onChange={setLimit} />
+        <Field label="Window (s)" type="number" value={windowS} onChange={setWindowS} />
+      </Setting>
+      {k.ratelimits.length > 1 && (
+        <Badge>This key has {k.ratelimits.length} limits; the form edits the first.</Badge>
+      )}
+    </>
+  );
+}
+
+/** A reroll with a grace period (the new secret is shown once). */
+function Reroll({ k, lk, run, onSecret }: Part & { onSecret: (s: string) => void }) {
+  const [graceS, setGraceS] = useState("3600");
+  const reroll = async () => {
+    const { data } = await lk.keys.rerollKey({ keyId: k.keyId, expiration: msOf(graceS) });
+    if (data) onSecret(data.key);
+  };
+  return (
+    <Setting action="Reroll" color="amber" onClick={run("reroll keys", reroll, true)}>
+      <Field
+        label="Grace period (s)"
+        type="number"
+        value={graceS}
+        onChange={setGraceS}
+        hint="the old key keeps working this long"
+      />
+    </Setting>
+  );
+}
+
 /**
  * Everything that can be changed on one key, each change on its own: enabled, credits,
- * expiry, roles, permissions, its rate limit, a reroll with a grace period, deletion.
+ * expiry, roles, permissions, its rate limit, a reroll with a grace period, deletion. A
+ * refusal is shown in the dialog, naming what the root key may not do.
  */
 export function KeyEditor(props: {
   keyRow: Key;
@@ -38,22 +187,10 @@ export function KeyEditor(props: {
   onSecret: (s: string) => void;
 }) {
   const k = props.keyRow;
-  const { lk } = props;
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [credits, setCredits] = useState(k.credits?.remaining?.toString() ?? "");
-  const [expires, setExpires] = useState(toLocal(k.expires));
-  const [roles, setRoles] = useState(k.roles.join(", "));
-  const [permissions, setPermissions] = useState(k.permissions.join(", "));
-  const first = k.ratelimits[0];
-  const [limitName, setLimitName] = useState(first?.name ?? "");
-  const [limit, setLimit] = useState(first?.limit.toString() ?? "");
-  const [windowS, setWindowS] = useState(first ? String(Number(first.duration) / 1000) : "");
-  const [graceS, setGraceS] = useState("3600");
-  const enabledId = useId();
-
-  const run =
-    (doing: string, change: () => Promise<unknown>, close = false) =>
+  const run: Run =
+    (doing, change, close = false) =>
     () => {
       setError(null);
       change().then(
@@ -64,7 +201,7 @@ export function KeyEditor(props: {
         (e: unknown) => setError(describeError(e, doing)),
       );
     };
-  const keyId = k.keyId;
+  const part = { k, lk: props.lk, run };
   return (
     <Dialog.Root open={open} onOpenChange={setOpen}>
       <Dialog.Trigger>
@@ -74,132 +211,20 @@ export function KeyEditor(props: {
       </Dialog.Trigger>
       <Dialog.Content maxWidth="40rem" aria-describedby={undefined}>
         <Dialog.Title>Key {k.name ?? k.start}</Dialog.Title>
-        <DataList.Root size="1" mb="3">
-          <DataList.Item>
-            <DataList.Label>Key id</DataList.Label>
-            <DataList.Value>
-              <code>{keyId}</code>
-            </DataList.Value>
-          </DataList.Item>
-          <DataList.Item>
-            <DataList.Label>Starts with</DataList.Label>
-            <DataList.Value>
-              <code>{k.start}</code>
-            </DataList.Value>
-          </DataList.Item>
-          <DataList.Item>
-            <DataList.Label>Identity</DataList.Label>
-            <DataList.Value>{k.identity?.externalId ?? "—"}</DataList.Value>
-          </DataList.Item>
-          <DataList.Item>
-            <DataList.Label>Created</DataList.Label>
-            <DataList.Value>{when(k.createdAt)}</DataList.Value>
-          </DataList.Item>
-        </DataList.Root>
+        <KeyFacts k={k} />
         <ErrorNote message={error} />
         <Flex direction="column" gap="3">
-          <Text as="label" size="2" htmlFor={enabledId}>
-            <Flex gap="2" align="center">
-              <Switch
-                id={enabledId}
-                checked={k.enabled}
-                onCheckedChange={(enabled) =>
-                  run(enabled ? "enable keys" : "disable keys", () =>
-                    lk.keys.updateKey({ keyId, enabled, updateMask: { paths: ["enabled"] } }),
-                  )()
-                }
-              />
-              {k.enabled ? "Enabled" : "Disabled"}
-            </Flex>
-          </Text>
+          <EnabledSwitch {...part} />
           <Separator size="4" />
-          <Setting
-            action={"Set credits"}
-            onClick={run("change credits", () =>
-              lk.keys.updateCredits({
-                keyId,
-                operation: CreditsOperation.SET,
-                value: credits === "" ? undefined : BigInt(credits),
-              }),
-            )}
-          >
-            <Field
-              label="Credits"
-              type="number"
-              value={credits}
-              onChange={setCredits}
-              hint="empty: unlimited"
-            />
-          </Setting>
-          <Setting
-            action={expires ? "Set expiry" : "Remove expiry"}
-            onClick={run("change the expiry", () =>
-              lk.keys.updateKey({
-                keyId,
-                expires: expires ? BigInt(new Date(expires).getTime()) : undefined,
-                updateMask: { paths: ["expires"] },
-              }),
-            )}
-          >
-            <Field label="Expires" type="datetime-local" value={expires} onChange={setExpires} />
-          </Setting>
-          <Setting
-            action={"Set roles"}
-            onClick={run("set roles", () => lk.keys.setRoles({ keyId, roles: listOf(roles) }))}
-          >
-            <Field label="Roles" value={roles} onChange={setRoles} />
-          </Setting>
-          <Setting
-            action={"Set permissions"}
-            onClick={run("set permissions", () =>
-              lk.keys.setPermissions({ keyId, permissions: listOf(permissions) }),
-            )}
-          >
-            <Field label="Permissions" value={permissions} onChange={setPermissions} />
-          </Setting>
-          <Setting
-            action={"Set limit"}
-            onClick={run("change rate limits", () =>
-              lk.keys.updateKey({
-                keyId,
-                ratelimits: ratelimitsOf(limitName, limit, windowS),
-                updateMask: { paths: ["ratelimits"] },
-              }),
-            )}
-          >
-            <Field label="Rate limit name" value={limitName} onChange={setLimitName} />
-            <Field label="Limit" type="number" value={limit} onChange={setLimit} />
-            <Field label="Window (s)" type="number" value={windowS} onChange={setWindowS} />
-          </Setting>
+          <Grants {...part} />
+          <Limit {...part} />
           <Separator size="4" />
-          <Setting
-            action={"Reroll"}
-            color="amber"
-            onClick={run(
-              "reroll keys",
-              async () => {
-                const { data } = await lk.keys.rerollKey({
-                  keyId,
-                  expiration: msOf(graceS),
-                });
-                if (data) props.onSecret(data.key);
-              },
-              true,
-            )}
-          >
-            <Field
-              label="Grace period (s)"
-              type="number"
-              value={graceS}
-              onChange={setGraceS}
-              hint="the old key keeps working this long"
-            />
-          </Setting>
+          <Reroll {...part} onSecret={props.onSecret} />
           <Flex justify="between" align="center" mt="2">
             <Button
               color="red"
               variant="soft"
-              onClick={run("delete keys", () => lk.keys.deleteKey({ keyId }), true)}
+              onClick={run("delete keys", () => props.lk.keys.deleteKey({ keyId: k.keyId }), true)}
             >
               Delete key
             </Button>
@@ -210,9 +235,6 @@ export function KeyEditor(props: {
             </Dialog.Close>
           </Flex>
         </Flex>
-        {k.ratelimits.length > 1 && (
-          <Badge mt="2">This key has {k.ratelimits.length} limits; the form edits the first.</Badge>
-        )}
       </Dialog.Content>
     </Dialog.Root>
   );
