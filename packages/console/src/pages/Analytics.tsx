@@ -94,66 +94,82 @@ export function AnalyticsPage({ lk }: PageProps) {
       </Flex>
       <ErrorNote message={over.error ?? top.error} />
       <Grid columns={{ initial: "1", lg: "2" }} gap="4">
-        <Card>
-          <Heading as="h2" size="3" mb="2">
-            Verifications by outcome
-          </Heading>
-          <ChartView
-            type="bar"
-            stacked
-            labels={chart.labels}
-            series={chart.outcomes}
-            summary={`Verifications over the last ${range}: ${chart.total} in all, ${chart.valid} valid.`}
-          />
-          <Text size="2" color="gray" data-testid="verification-total">
-            {chart.total} verifications, {chart.valid} valid
-          </Text>
-        </Card>
-        <Card>
-          <Heading as="h2" size="3" mb="2">
-            Credits spent
-          </Heading>
-          <ChartView
-            type="line"
-            labels={chart.labels}
-            series={[{ label: "credits", data: chart.credits, color: "#4263eb" }]}
-            summary={`Credits spent over the last ${range}: ${chart.credits.reduce((a, b) => a + b, 0)}.`}
-          />
-        </Card>
-        <Card>
-          <Heading as="h2" size="3" mb="2">
-            Top keys
-          </Heading>
-          <ChartView
-            type="bar"
-            horizontal
-            labels={(top.data ?? []).map((t) => String(t.key_id))}
-            series={[
-              {
-                label: "verifications",
-                data: (top.data ?? []).map((t) => Number(t.n)),
-                color: "#4263eb",
-              },
-            ]}
-            summary={`The ${top.data?.length ?? 0} most verified keys over the last ${range}.`}
-          />
-          <Table.Root size="1" mt="2">
-            <caption className="sr-only">Top keys</caption>
-            <Table.Body>
-              {(top.data ?? []).map((t) => (
-                <Table.Row key={String(t.key_id)}>
-                  <Table.RowHeaderCell>
-                    <code>{String(t.key_id)}</code>
-                  </Table.RowHeaderCell>
-                  <Table.Cell justify="end">{Number(t.n)}</Table.Cell>
-                </Table.Row>
-              ))}
-            </Table.Body>
-          </Table.Root>
-        </Card>
+        <OverTime chart={chart} range={range} />
+        <TopKeys rows={top.data ?? []} range={range} />
         <CreditStatement lk={lk} start={start} rangeMs={r.ms} />
       </Grid>
     </>
+  );
+}
+
+/** Verifications by outcome and credits spent, per bucket of the range. */
+function OverTime({ chart, range }: { chart: ReturnType<typeof timeSeries>; range: Range }) {
+  return (
+    <>
+      <Card>
+        <Heading as="h2" size="3" mb="2">
+          Verifications by outcome
+        </Heading>
+        <ChartView
+          type="bar"
+          stacked
+          labels={chart.labels}
+          series={chart.outcomes}
+          summary={`Verifications over the last ${range}: ${chart.total} in all, ${chart.valid} valid.`}
+        />
+        <Text size="2" color="gray" data-testid="verification-total">
+          {chart.total} verifications, {chart.valid} valid
+        </Text>
+      </Card>
+      <Card>
+        <Heading as="h2" size="3" mb="2">
+          Credits spent
+        </Heading>
+        <ChartView
+          type="line"
+          labels={chart.labels}
+          series={[{ label: "credits", data: chart.credits, color: "#4263eb" }]}
+          summary={`Credits spent over the last ${range}: ${chart.credits.reduce((a, b) => a + b, 0)}.`}
+        />
+      </Card>
+    </>
+  );
+}
+
+/** The ten most verified keys of the range, as a chart and as a table. */
+function TopKeys({ rows: top, range }: { rows: Row[]; range: Range }) {
+  return (
+    <Card>
+      <Heading as="h2" size="3" mb="2">
+        Top keys
+      </Heading>
+      <ChartView
+        type="bar"
+        horizontal
+        labels={top.map((t) => String(t.key_id))}
+        series={[
+          {
+            label: "verifications",
+            data: top.map((t) => Number(t.n)),
+            color: "#4263eb",
+          },
+        ]}
+        summary={`The ${top.length} most verified keys over the last ${range}.`}
+      />
+      <Table.Root size="1" mt="2">
+        <caption className="sr-only">Top keys</caption>
+        <Table.Body>
+          {top.map((t) => (
+            <Table.Row key={String(t.key_id)}>
+              <Table.RowHeaderCell>
+                <code>{String(t.key_id)}</code>
+              </Table.RowHeaderCell>
+              <Table.Cell justify="end">{Number(t.n)}</Table.Cell>
+            </Table.Row>
+          ))}
+        </Table.Body>
+      </Table.Root>
+    </Card>
   );
 }
 
