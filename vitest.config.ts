@@ -25,7 +25,8 @@ if (skipped.length > 0 && !process.env.VITEST_WORKER_ID) {
 
 // Files whose subject does not depend on the server's database engine run once, with the PGlite
 // group, not again on PostgreSQL: the packed tarball, the generated clients of other languages,
-// the browser page, the OpenAPI document and its examples, the Redis limiter, the bin and its
+// the browser pages (/docs, and the console's, whose sessions test/console/sessions.test.ts
+// runs on both engines), the console's files, the OpenAPI document and its examples, the Redis limiter, the bin and its
 // start-up; and the listeners and doors, whatever the procedures behind them store: connection
 // deadlines and caps, the framing, codes and trailers of the Connect and gRPC doors, decoding
 // bounds, reflection, gRPC health watches (a server without a database), the pages, and the
@@ -39,6 +40,8 @@ const ENGINE_INDEPENDENT = [
   "test/cli/npm-start.test.ts",
   "test/clients/**",
   "test/server/docs-browser.test.ts",
+  "test/console/browser.test.ts",
+  "test/console/files.test.ts",
   "test/server/openapi.test.ts",
   "test/ratelimit/redis-*.test.ts",
   "test/server/connection-limits.test.ts",

@@ -1,7 +1,9 @@
-// Builds dist/ from src/ and gen/, and packages/client/dist/ (the @latchkey/client package,
-// compiled from its src/ and the same gen/): `npm run build` always, `npm start` (prestart) and
-// `npm test` (pretest) only when dist/ is missing or older than its sources, so a start
-// with an up-to-date dist/ costs a few milliseconds here instead of a compilation.
+// Builds dist/ from src/ and gen/, packages/client/dist/ (the @latchkey/client package,
+// compiled from its src/ and the same gen/), and dist/console/ (the web console, bundled by
+// Vite from packages/console/ and the same gen/): `npm run build` always, `npm start`
+// (prestart) and `npm test` (pretest) only when dist/ is missing or older than its sources,
+// so a start with an up-to-date dist/ costs a few milliseconds here instead of a compilation.
+// The server and the console have stamps of their own: a change to one rebuilds only it.
 //
 // Processes sharing a checkout may start together: builds take a lock (dist/.build-lock),
 // and the one that waited finds dist/ fresh and does not build again. Files are replaced
@@ -46,6 +48,19 @@ const COPIES = [
   ["gen/openapi", "dist/gen/openapi"],
 ];
 const LOCK_WAIT_MS = 10 * 60_000;
+/** The console: its stamp, what it is made from, and where Vite writes it before the copy. */
+const CONSOLE_STAMP = join(DIST, ".console-stamp");
+const CONSOLE_INPUTS = [
+  "gen/latchkey",
+  "scripts/build.mjs",
+  "packages/console/src",
+  "packages/client/src",
+  "packages/console/index.html",
+  "packages/console/vite.config.ts",
+  "packages/console/package.json",
+];
+const CONSOLE_BUILT = join(ROOT, "packages/console/dist");
+const CONSOLE_DIST = join(DIST, "console");
 
 /** The newest modification time under `path`; directories count (an entry removed). */
 function newestMtime(path) {
@@ -59,19 +74,22 @@ function newestMtime(path) {
   return newest;
 }
 
-function newestInput() {
-  return Math.max(...INPUTS.map((p) => newestMtime(join(ROOT, p))));
+function newestInput(inputs = INPUTS) {
+  return Math.max(...inputs.map((p) => newestMtime(join(ROOT, p))));
 }
 
-/** True when the last build saw every input as it is now. */
-function fresh() {
+/** True when the last build (of the server, or with a stamp and inputs given, the console) saw every input as it is now. */
+function fresh(stamp = STAMP, inputs = INPUTS) {
   try {
-    const { inputsAt } = JSON.parse(readFileSync(STAMP, "utf8"));
-    return typeof inputsAt === "number" && newestInput() <= inputsAt;
+    const { inputsAt } = JSON.parse(readFileSync(stamp, "utf8"));
+    return typeof inputsAt === "number" && newestInput(inputs) <= inputsAt;
   } catch {
     return false;
   }
 }
+
+const consoleFresh = () =>
+  fresh(CONSOLE_STAMP, CONSOLE_INPUTS) && existsSync(join(CONSOLE_DIST, "index.html"));
 
 function alive(pid) {
   try {
@@ -144,14 +162,46 @@ function build() {
   return true;
 }
 
+/**
+ * Bundles the console with Vite (on the Node running this script) into packages/console/dist,
+ * then copies it into dist/console: the hashed assets first, the entry page that names them
+ * last, and only then are the assets of the build before removed, so a server reading
+ * dist/console meanwhile finds every file its entry page names. False when Vite failed.
+ */
+function buildConsole() {
+  const inputsAt = newestInput(CONSOLE_INPUTS);
+  const vite = join(ROOT, "node_modules/vite/bin/vite.js");
+  if (!existsSync(vite)) throw new Error("node_modules/vite is missing: run `npm ci` first");
+  const built = spawnSync(
+    process.execPath,
+    [vite, "build", "--logLevel", "warn", "--config", "packages/console/vite.config.ts"],
+    { cwd: ROOT, stdio: "inherit" },
+  );
+  if (built.status !== 0) return false;
+  const assets = join(CONSOLE_DIST, "assets");
+  mkdirSync(assets, { recursive: true });
+  const wanted = new Set(readdirSync(join(CONSOLE_BUILT, "assets")));
+  for (const name of wanted) replaceFile(join(CONSOLE_BUILT, "assets", name), join(assets, name));
+  replaceFile(join(CONSOLE_BUILT, "index.html"), join(CONSOLE_DIST, "index.html"));
+  for (const name of readdirSync(assets))
+    if (!wanted.has(name)) rmSync(join(assets, name), { force: true });
+  writeFileSync(CONSOLE_STAMP, JSON.stringify({ inputsAt }));
+  return true;
+}
+
 const ifStale = process.argv.includes("--if-stale");
-if (!(ifStale && fresh())) {
+if (!(ifStale && fresh() && consoleFresh())) {
   const unlock = await lock();
   try {
     // Another process may have built while this one waited.
     if (!(ifStale && fresh())) {
       if (ifStale) console.error("latchkey: building dist/ (missing or older than src/)");
       if (!build()) process.exitCode = 1;
+    }
+    if (process.exitCode !== 1 && !(ifStale && consoleFresh())) {
+      if (ifStale)
+        console.error("latchkey: building dist/console/ (missing or older than packages/console/)");
+      if (!buildConsole()) process.exitCode = 1;
     }
   } finally {
     unlock();

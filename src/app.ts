@@ -22,6 +22,8 @@ import { ResilientLimiter } from "./ratelimit/resilient.js";
 import { createAdminHandler } from "./server/admin.js";
 import { createConnectDoor } from "./server/connect-door.js";
 import { connectionCounters, connectionLimits } from "./server/connection-limits.js";
+import { createConsoleFiles } from "./server/console-files.js";
+import { createConsoleSessionRoutes } from "./server/console-session-routes.js";
 import { createGateway } from "./server/gateway/exchange.js";
 import { createForwardAuth } from "./server/gateway/forward-auth.js";
 import { startGrpcDoor } from "./server/grpc-door.js";
@@ -33,7 +35,7 @@ import { createJsonDoor } from "./server/json-door.js";
 import { listen } from "./server/listener.js";
 import { openApiDocument } from "./server/openapi.js";
 import { createPages } from "./server/pages.js";
-import { createRouter } from "./server/router.js";
+import { consoleRoutes, createRouter } from "./server/router.js";
 import { createSecretScanningDoor } from "./server/secret-scanning-door.js";
 import type { Deps } from "./services/deps.js";
 import { createServices } from "./services/index.js";
@@ -239,7 +241,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const retention = scheduleRetention(
       db,
       clock,
-      { eventDays: config.eventRetentionDays, creditLedgerDays: config.creditLedgerRetentionDays },
+      {
+        eventDays: config.eventRetentionDays,
+        creditLedgerDays: config.creditLedgerRetentionDays,
+        consoleSessionIdleMs: config.consoleSessionIdleS * 1000,
+      },
       log,
     );
     const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
@@ -277,6 +283,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       json: createJsonDoor({ ...doorOptions, docsUrl: config.docsUrl, log, metrics }),
       connect: createConnectDoor({ ...doorOptions, shutdownSignal: shutdown.signal }),
       pages: createPages(openApiDocument),
+      console: consoleRoutes(createConsoleSessionRoutes(deps), createConsoleFiles()),
       health: healthRoutes(readiness),
       secretScanning: secretScanningDoor(deps),
       gateway: createForwardAuth(gateway, config.trustedProxies),

@@ -21,6 +21,8 @@ export interface Metrics {
   connectionsRefused: Counter<"listener">;
   /** Connections open, by listener. */
   connectionsOpen: Gauge<"listener">;
+  /** Console sign-in attempts by outcome: `ok`, `refused` (401 or 400) or `limited` (429). */
+  consoleSignIns: Counter<"outcome">;
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -83,8 +85,15 @@ export function createMetrics(): Metrics {
     labelNames: ["listener"] as const,
     registers: [registry],
   });
+  const consoleSignIns = new Counter({
+    name: "latchkey_console_sign_ins_total",
+    help: "Web console sign-in attempts by outcome (ok, refused, limited): a refused one is counted here, not stored.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    consoleSignIns,
     invalidationsReceived,
     ratelimitFailures,
     connectionsRefused,

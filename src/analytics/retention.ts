@@ -2,6 +2,7 @@ import { bucketStart } from "../domain/analytics/rollups.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../domain/idempotency.js";
 import type { Logger } from "../log.js";
 import type { Db } from "../storage/db.js";
+import { consoleSessionDeleteExpired } from "../storage/queries/console-sessions.js";
 import { creditLedgerDeleteBefore } from "../storage/queries/credit-ledger.js";
 import { EVENT_TABLES } from "../storage/queries/events.js";
 import { idempotencyDeleteExpired } from "../storage/queries/idempotency.js";
@@ -112,18 +113,34 @@ export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise
   );
 }
 
-/** How long each kind of record is kept, in days. */
+/**
+ * Deletes console sessions that have ended (idle for `idleMs` or past their lifetime), in
+ * bounded statements; answers how many went. Ended sessions are refused anyway: this only
+ * gives back their space. Harmless on several processes at once.
+ */
+export function expireConsoleSessions(db: Db, nowMs: number, idleMs: number): Promise<number> {
+  return deleteInBatches(
+    (limit) => consoleSessionDeleteExpired(db, nowMs - idleMs, nowMs, limit),
+    LEDGER_BATCH,
+    LEDGER_BATCHES_PER_PASS,
+  );
+}
+
+/** How long each kind of record is kept, in days (console sessions: their idle bound). */
 export interface RetentionDays {
   /** Verification and rate-limit events and their rollups. */
   eventDays: number;
   /** Credit ledger entries. */
   creditLedgerDays: number;
+  /** How long a console session may go unused, in milliseconds. */
+  consoleSessionIdleMs: number;
 }
 
 /**
  * Runs `applyRetention` now and then every hour until stopped, and with it the expiry of
  * idempotency records (an hourly pass leaves a record at most an hour past its 24 hours, and
- * it counts as absent meanwhile) and of credit ledger entries; failures are logged.
+ * it counts as absent meanwhile), of credit ledger entries and of ended console sessions;
+ * failures are logged.
  */
 export function scheduleRetention(
   db: Db,
@@ -143,6 +160,12 @@ export function scheduleRetention(
       if (deleted > 0) log.info({ deleted }, "expired credit ledger entries deleted");
     } catch (err) {
       log.warn({ err }, "expiring credit ledger entries failed; retrying in an hour");
+    }
+    try {
+      const deleted = await expireConsoleSessions(db, clock.now(), days.consoleSessionIdleMs);
+      if (deleted > 0) log.info({ deleted }, "ended console sessions deleted");
+    } catch (err) {
+      log.warn({ err }, "deleting ended console sessions failed; retrying in an hour");
     }
     try {
       const result = await applyRetention(db, clock.now(), days.eventDays);

@@ -257,6 +257,48 @@ export const SETTINGS = {
     "`true` makes `keys.verifyKey` require a root key (401 without one, `apiId` or not); `false` lets it verify header-less, scoped to the `apiId` sent (or, on an instance of one workspace, to that workspace)",
   ),
   ...GATEWAY_SETTINGS,
+  consoleSessionIdleS: documented(
+    integer("CONSOLE_SESSION_IDLE_S", 1_800, 60, 86_400, "seconds a console session lives unused"),
+    "seconds a web console session (`/console`) may go unused before it ends; each call with it moves the time on",
+  ),
+  consoleSessionMaxS: documented(
+    integer(
+      "CONSOLE_SESSION_MAX_S",
+      43_200,
+      300,
+      2_592_000,
+      "seconds a console session lives at most",
+    ),
+    "seconds a web console session lives at most from its sign-in, however much it is used; then the operator signs in again",
+  ),
+  consoleSessionsPerRootKey: documented(
+    integer(
+      "CONSOLE_SESSIONS_PER_ROOT_KEY",
+      10,
+      1,
+      1_000,
+      "console sessions one root key holds at most",
+    ),
+    "console sessions one root key holds at most; a sign-in beyond ends that root key's least recently used session",
+  ),
+  consoleSignInsPerMinute: documented(
+    integer(
+      "CONSOLE_SIGN_INS_PER_MINUTE",
+      10,
+      1,
+      10_000,
+      "console sign-in attempts per client address and minute",
+    ),
+    "console sign-in attempts one client address may make per minute on each process (further ones answer 429 before the root key is read); every process also takes at most 100 times as many from all addresses together",
+  ),
+  trustProxy: documented(
+    boolean(
+      "TRUST_PROXY",
+      false,
+      "trust X-Forwarded-Proto and X-Forwarded-For from the proxy in front",
+    ),
+    "`true` when Latchkey runs behind a proxy that sets `X-Forwarded-Proto` and `X-Forwarded-For`: the console's session cookie is then `Secure` when the proxy says `https`, and sign-in attempts are counted by the address the proxy appended last. Leave `false` when clients reach Latchkey directly (they could send those headers themselves)",
+  ),
   ratelimitFailureMode: documented(
     oneOf(
       "RATELIMIT_FAILURE_MODE",

@@ -144,6 +144,12 @@ export const catalog = {
     429,
     Code.ResourceExhausted,
   ),
+  signInRateLimited: entry(
+    "too_many_requests",
+    "sign_in_rate_limited",
+    429,
+    Code.ResourceExhausted,
+  ),
   workspaceRateLimited: entry(
     "too_many_requests",
     "workspace_rate_limited",

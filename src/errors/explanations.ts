@@ -211,6 +211,11 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
     meaning: "Too many analytics queries in a short time.",
     fix: "Retry later with backoff.",
   },
+  "too_many_requests/sign_in_rate_limited": {
+    meaning:
+      "Too many console sign-in attempts came from your address this minute (or from all addresses together); the root key was not read.",
+    fix: "Wait for the time `Retry-After` gives, then sign in again with the right root key.",
+  },
   "too_many_requests/workspace_rate_limited": {
     meaning: "The workspace sent more requests than it may.",
     fix: "Retry later with backoff.",

@@ -91,6 +91,26 @@ export const errors = {
       `The request signature is not valid: ${why}.`,
     );
   },
+  /** A console session that is unknown, idle too long, past its lifetime or whose key went. */
+  consoleSessionEnded(): ServiceError {
+    return new ServiceError(
+      catalog.rootKeyNotFound,
+      "The console session has ended (signed out, expired, or its root key was revoked): sign in again.",
+    );
+  },
+  /** A call with a console session cookie but without the session's CSRF header. */
+  consoleCsrfMissing(): ServiceError {
+    return new ServiceError(
+      catalog.authenticationMalformed,
+      "A call made with a console session must carry the session's X-Latchkey-Csrf header.",
+    );
+  },
+  signInRateLimited(): ServiceError {
+    return new ServiceError(
+      catalog.signInRateLimited,
+      "Too many sign-in attempts from this address: wait a minute and try again.",
+    );
+  },
   insufficientPermissions(required: string): ServiceError {
     return new ServiceError(catalog.insufficientPermissions, `Missing permission: '${required}'.`);
   },

@@ -33,7 +33,8 @@ export interface JsonDoorOptions {
 /** The liveness procedure is also served at this path, by POST and by GET. */
 const LIVENESS_PATH = "/v2/liveness";
 
-function isJsonContentType(value: string | undefined): boolean {
+/** True for `application/json`, with or without parameters. */
+export function isJsonContentType(value: string | undefined): boolean {
   if (value === "application/json") return true;
   if (!value) return false;
   const type = value.split(";", 1)[0]?.trim().toLowerCase();

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { catalogEntries } from "../errors/catalog.js";
 import { explanations } from "../errors/explanations.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
+import { PAGE_HEADERS } from "./page-headers.js";
 
 /** A GET page: status, content type and body, and its Content-Security-Policy if not the default. */
 interface Page {
@@ -44,13 +45,6 @@ const CSP_DEFAULT =
   "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 const CSP_ERROR_PAGES = `${CSP_DEFAULT}; style-src 'sha256-${hash("sha256", PAGE_STYLE, "base64")}'`;
 const CSP_DOCS = `${CSP_DEFAULT}; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'`;
-
-/** Headers every page answer carries, whatever its type. */
-const PAGE_HEADERS = {
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-} as const;
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

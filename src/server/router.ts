@@ -7,6 +7,8 @@ export interface Doors {
   connect: (req: NodeRequest, res: NodeResponse) => void;
   /** GET pages (API reference, error pages, OpenAPI); false when the path is not one. */
   pages?: (req: NodeRequest, res: NodeResponse) => boolean;
+  /** The web console: its session endpoints and files under /console; false when not one. */
+  console?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** The health endpoints (`/health/live`, `/health/ready`); false when the path is not one. */
   health?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** The secret-scanning receiver, when configured; false when the path is not its own. */
@@ -18,8 +20,9 @@ export interface Doors {
 /**
  * Routes by path: `/latchkey.v2.*` to Connect (Connect, gRPC-web and gRPC), the gateways'
  * forward-auth endpoint (any method), the health endpoints, the secret-scanning receiver
- * (when configured), GET pages (`/docs`, `/openapi.json`, error pages), and everything else
- * to the /v2 door, which answers unknown paths with a 404 envelope. `/metrics` is not here: it is
+ * (when configured), the web console (`/console`), GET pages (`/docs`, `/openapi.json`, error
+ * pages), and everything else to the /v2 door, which answers unknown paths with a 404
+ * envelope. `/metrics` is not here: it is
  * served on the admin port only.
  */
 export function createRouter(doors: Doors) {
@@ -35,7 +38,15 @@ export function createRouter(doors: Doors) {
     }
     if (url.startsWith("/health/") && doors.health?.(req, res)) return;
     if (url.startsWith("/v2/secret-scanning/") && doors.secretScanning?.(req, res)) return;
+    if (url.startsWith("/console") && doors.console?.(req, res)) return;
     if (doors.pages?.(req, res)) return;
     void doors.json(req, res);
   };
+}
+
+type Route = (req: NodeRequest, res: NodeResponse) => boolean;
+
+/** The console's routes in order: the first that takes the request answers it. */
+export function consoleRoutes(...routes: Route[]): Route {
+  return (req, res) => routes.some((route) => route(req, res));
 }

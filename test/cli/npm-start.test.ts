@@ -93,6 +93,7 @@ describe("npm start", { timeout: 300_000 }, () => {
       "tsconfig.json",
       "tsconfig.build.json",
       "packages/client",
+      "packages/console",
     ])
       cpSync(join(ROOT, path), join(copy, path), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));

@@ -121,7 +121,8 @@ describe("the npm packages latchkey and @latchkey/client", () => {
       [
         "pack",
         "--ignore-scripts",
-        "--workspaces",
+        // The console's workspace is private: its built files ship inside latchkey.
+        "--workspace=packages/client",
         "--include-workspace-root",
         "--pack-destination",
         dir,
@@ -201,6 +202,14 @@ describe("the npm packages latchkey and @latchkey/client", () => {
     const server = await serve();
     try {
       writeFileSync(join(dir, "use.mjs"), consumerProgram(server.port));
+      // The web console ships built inside the server's package and is served from there.
+      const consolePage = await fetch(`http://127.0.0.1:${server.port}/console/`);
+      expect(consolePage.status).toBe(200);
+      const html = await consolePage.text();
+      const script = /\/console\/assets\/[\w.-]+\.js/.exec(html)?.[0];
+      expect(script).toBeDefined();
+      expect((await fetch(`http://127.0.0.1:${server.port}${script}`)).status).toBe(200);
+      expect(existsSync(join(dir, "node_modules/latchkey/dist/console/index.html"))).toBe(true);
       const direct = await run(SYSTEM_NODE.path, ["use.mjs"], { cwd: dir });
       expect(JSON.parse(direct.stdout)).toEqual(EXPECTED_ANSWER);
 

@@ -1,0 +1,2 @@
+// Vite bundles imported CSS files into the build's stylesheet.
+declare module "*.css";
