@@ -11,6 +11,7 @@ import {
   text,
 } from "./parsers.js";
 import { checkDatabaseUrl, checkRedisUrl } from "./urls.js";
+import { WEBHOOK_SETTINGS } from "./webhook-settings.js";
 
 /** Port of the grpc-js door; `off` leaves gRPC to the main port only. */
 const grpcPort: Setting<number | undefined> = {
@@ -376,6 +377,7 @@ export const SETTINGS = {
     ),
     "how long SIGTERM/SIGINT waits for in-flight requests, and then how long it keeps trying to write the buffered events while the database is unreachable",
   ),
+  ...WEBHOOK_SETTINGS,
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
