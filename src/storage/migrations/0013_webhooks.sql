@@ -38,13 +38,17 @@ create table webhook_deliveries (
   created_at bigint not null,
   -- Due time of the next attempt while pending; a claimed delivery's lease ends here.
   next_attempt_at bigint,
+  -- Attempts since the delivery was made or last redelivered (the exponent of the backoff),
+  -- and from when its retry window runs.
   attempts int not null default 0,
+  retry_from bigint not null,
   -- Events that must be sent at most once per something (ratelimit.exceeded: per key, limit
   -- and window) carry a key; a second row with one key for one endpoint is never written.
   dedupe_key text
 );
 
--- The dispatcher claims due deliveries of each endpoint in due order.
+-- The dispatcher finds the endpoints with pending deliveries (one probe per endpoint) and
+-- claims each one's due deliveries in due order.
 create index webhook_deliveries_due on webhook_deliveries (endpoint_id, next_attempt_at)
   where status = 'pending';
 -- Pages of an endpoint's deliveries, newest first; retention deletes by age.
