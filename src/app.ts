@@ -44,6 +44,7 @@ import type { Db } from "./storage/db.js";
 import { loadMigrations, migrate } from "./storage/migrate.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
 import { startTracing } from "./tracing/start.js";
+import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { Tracing } from "./tracing/tracing.js";
 
 /** What tests and embedders may supply instead of the defaults. */
@@ -93,6 +94,8 @@ export interface App {
   readonly readiness: Readiness;
   readonly deps: Deps;
   readonly metrics: Metrics;
+  /** This node's webhook dispatcher and passes. */
+  readonly webhooks: Webhooks;
   /** Requests received whose responses have not completed. */
   inflight(): number;
   /**
@@ -217,10 +220,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const retention = scheduleRetention(
       db,
       clock,
-      { eventDays: config.eventRetentionDays, creditLedgerDays: config.creditLedgerRetentionDays },
+      {
+        eventDays: config.eventRetentionDays,
+        creditLedgerDays: config.creditLedgerRetentionDays,
+        webhookDeliveryDays: config.webhookDeliveryRetentionDays,
+      },
       log,
     );
     const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
+    const webhooks = startWebhooks(deps);
+    deps.webhooks = webhooks;
+    deps.ratelimitNotices = webhooks.ratelimitNotices;
 
     const readiness = new Readiness(
       [
@@ -302,6 +312,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
+      webhooks,
       inflight: () => listener.inflight(),
       stop() {
         // Readiness goes off first: probes answer 503 and gRPC health watchers hear
@@ -315,6 +326,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           shutdown.abort(new Error("server stopped"));
           retention.stop();
           await reservationSweep.stop();
+          await webhooks.stop();
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();

@@ -5,6 +5,7 @@ import type { Db } from "../storage/db.js";
 import { creditLedgerDeleteBefore } from "../storage/queries/credit-ledger.js";
 import { EVENT_TABLES } from "../storage/queries/events.js";
 import { idempotencyDeleteExpired } from "../storage/queries/idempotency.js";
+import { deliveryDeleteFinishedBefore } from "../storage/queries/webhook-deliveries.js";
 import {
   eventPartitionDrop,
   eventPartitionsList,
@@ -112,12 +113,28 @@ export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise
   );
 }
 
+/**
+ * Deletes delivered and failed webhook deliveries (with their attempts) made more than `days`
+ * ago, in bounded statements; answers how many went. Pending ones are kept: they are given
+ * up within their retry window first. Harmless on several processes at once.
+ */
+export function expireWebhookDeliveries(db: Db, nowMs: number, days: number): Promise<number> {
+  const cutoff = nowMs - days * DAY_MS;
+  return deleteInBatches(
+    (limit) => deliveryDeleteFinishedBefore(db, cutoff, limit),
+    LEDGER_BATCH,
+    LEDGER_BATCHES_PER_PASS,
+  );
+}
+
 /** How long each kind of record is kept, in days. */
 export interface RetentionDays {
   /** Verification and rate-limit events and their rollups. */
   eventDays: number;
   /** Credit ledger entries. */
   creditLedgerDays: number;
+  /** Finished webhook deliveries and their attempts. */
+  webhookDeliveryDays: number;
 }
 
 /**
@@ -143,6 +160,12 @@ export function scheduleRetention(
       if (deleted > 0) log.info({ deleted }, "expired credit ledger entries deleted");
     } catch (err) {
       log.warn({ err }, "expiring credit ledger entries failed; retrying in an hour");
+    }
+    try {
+      const deleted = await expireWebhookDeliveries(db, clock.now(), days.webhookDeliveryDays);
+      if (deleted > 0) log.info({ deleted }, "expired webhook deliveries deleted");
+    } catch (err) {
+      log.warn({ err }, "expiring webhook deliveries failed; retrying in an hour");
     }
     try {
       const result = await applyRetention(db, clock.now(), days.eventDays);
