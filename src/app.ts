@@ -44,8 +44,8 @@ import type { Db } from "./storage/db.js";
 import { loadMigrations, migrate } from "./storage/migrate.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
 import { startTracing } from "./tracing/start.js";
-import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { Tracing } from "./tracing/tracing.js";
+import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 
 /** What tests and embedders may supply instead of the defaults. */
 export interface AppOptions {

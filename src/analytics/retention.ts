@@ -5,12 +5,12 @@ import type { Db } from "../storage/db.js";
 import { creditLedgerDeleteBefore } from "../storage/queries/credit-ledger.js";
 import { EVENT_TABLES } from "../storage/queries/events.js";
 import { idempotencyDeleteExpired } from "../storage/queries/idempotency.js";
-import { deliveryDeleteFinishedBefore } from "../storage/queries/webhook-deliveries.js";
 import {
   eventPartitionDrop,
   eventPartitionsList,
   rollupDeleteBefore,
 } from "../storage/queries/retention.js";
+import { deliveryDeleteFinishedBefore } from "../storage/queries/webhook-deliveries.js";
 
 const DAY_MS = 86_400_000;
 

@@ -53,7 +53,13 @@ export const WEBHOOK_SETTINGS = {
     "lets endpoints point at private, loopback and link-local addresses (tests and closed networks); off, such URLs are refused at creation and every resolved address is checked before connecting",
   ),
   webhookConnectTimeoutMs: documented(
-    integer("WEBHOOK_CONNECT_TIMEOUT_MS", 5_000, 10, 60_000, "longest a delivery's connect may take"),
+    integer(
+      "WEBHOOK_CONNECT_TIMEOUT_MS",
+      5_000,
+      10,
+      60_000,
+      "longest a delivery's connect may take",
+    ),
     "longest resolving and connecting to a receiver may take",
   ),
   webhookTimeoutMs: documented(

@@ -136,7 +136,10 @@ export const errors = {
   },
   /** No webhook endpoint with this id in the caller's workspace. */
   webhookEndpointNotFound(): ServiceError {
-    return new ServiceError(catalog.webhookEndpointNotFound, "This webhook endpoint does not exist.");
+    return new ServiceError(
+      catalog.webhookEndpointNotFound,
+      "This webhook endpoint does not exist.",
+    );
   },
   /** No delivery with this id to the endpoint named. */
   webhookDeliveryNotFound(): ServiceError {

@@ -7,9 +7,9 @@ import type { Clock } from "../domain/clock.js";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
 import type { Limiter } from "../ratelimit/limiter.js";
-import type { RatelimitNotices } from "../webhooks/ratelimit-notices.js";
 import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
+import type { RatelimitNotices } from "../webhooks/ratelimit-notices.js";
 import type { EnvironmentRootKey } from "./environment-root-key.js";
 import type { ServerSlots } from "./workspace-slots.js";
 

@@ -1,8 +1,8 @@
 import type { Config } from "../config.js";
 import { nextRetryAt, shouldDisable } from "../domain/webhooks/retries.js";
 import { signDelivery } from "../domain/webhooks/signature.js";
-import { mutateAs } from "../services/mutation.js";
 import type { Deps } from "../services/deps.js";
+import { mutateAs } from "../services/mutation.js";
 import type { AttemptRow, ClaimedDelivery } from "../storage/queries/webhook-deliveries.js";
 import { deliveryRecordAttempt } from "../storage/queries/webhook-deliveries.js";
 import {
@@ -55,7 +55,14 @@ export async function attemptDelivery(deps: AttemptDeps, d: ClaimedDelivery): Pr
   const latencyMs = Math.round(performance.now() - started);
   const delivered = "status" in result && result.status >= 200 && result.status < 300;
   const attempt: AttemptRow = delivered
-    ? { at, status: "delivered", responseStatus: (result as { status: number }).status, latencyMs, error: null, nextRetryAt: null }
+    ? {
+        at,
+        status: "delivered",
+        responseStatus: (result as { status: number }).status,
+        latencyMs,
+        error: null,
+        nextRetryAt: null,
+      }
     : {
         at,
         status: "status" in result ? "failed" : "error",
@@ -91,7 +98,12 @@ function failureText(status: number): string {
  * disabled with an audit record.
  */
 async function record(deps: AttemptDeps, d: ClaimedDelivery, a: AttemptRow): Promise<void> {
-  const actor = { type: "system" as const, id: "webhooks", workspaceId: d.workspaceId, requestId: null };
+  const actor = {
+    type: "system" as const,
+    id: "webhooks",
+    workspaceId: d.workspaceId,
+    requestId: null,
+  };
   await mutateAs(deps, actor, async (tx, change) => {
     await deliveryRecordAttempt(tx, d.id, a);
     if (a.status === "delivered") {

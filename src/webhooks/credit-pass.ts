@@ -31,7 +31,12 @@ async function movesOf(
   rows: readonly LedgerRow[],
 ): Promise<{ row: LedgerRow; move: BalanceMove; subject: CreditsSubject }[]> {
   const last = rows.at(-1) as LedgerRow;
-  const balances = await balancesAfter(tx, [...new Set(rows.map((r) => r.subjectId))], last.tx, last.seq);
+  const balances = await balancesAfter(
+    tx,
+    [...new Set(rows.map((r) => r.subjectId))],
+    last.tx,
+    last.seq,
+  );
   const after = new Map<string, number>();
   const subjects = new Map<string, CreditsSubject>();
   for (const b of balances) {
@@ -49,7 +54,12 @@ async function movesOf(
     const balance = after.get(row.subjectId);
     const subject = subjects.get(row.subjectId);
     if (balance === undefined || subject === undefined) continue;
-    const move = { after: balance, spent: row.spent, refilled: row.refilled, adjusted: row.adjusted };
+    const move = {
+      after: balance,
+      spent: row.spent,
+      refilled: row.refilled,
+      adjusted: row.adjusted,
+    };
     after.set(row.subjectId, balance - row.refilled - row.adjusted + row.spent);
     out.push({ row, move, subject });
   }
@@ -61,7 +71,10 @@ function eventsFor(e: Endpoint, move: BalanceMove, subject: CreditsSubject): Web
   const out: WebhookEvent[] = [];
   const wants = (t: string) => e.eventTypes.includes(t);
   if (wants("credits.refilled") && refills(move))
-    out.push({ type: "credits.refilled", data: { ...subject, refilled: move.refilled, remaining: move.after } });
+    out.push({
+      type: "credits.refilled",
+      data: { ...subject, refilled: move.refilled, remaining: move.after },
+    });
   const threshold = e.creditsLowThreshold;
   if (wants("credits.low") && threshold !== null && crossesBelow(move, threshold))
     out.push({ type: "credits.low", data: { ...subject, remaining: move.after, threshold } });
@@ -98,7 +111,12 @@ async function creditBatch(db: Db, now: number): Promise<number | undefined> {
           for (const e of endpoints) {
             if (e.workspaceId !== row.workspaceId) continue;
             for (const ev of eventsFor(e, move, subject))
-              deliveries.push({ endpointId: e.id, workspaceId: e.workspaceId, type: ev.type, body: deliveryBody(ev, now) });
+              deliveries.push({
+                endpointId: e.id,
+                workspaceId: e.workspaceId,
+                type: ev.type,
+                body: deliveryBody(ev, now),
+              });
           }
         }
       }

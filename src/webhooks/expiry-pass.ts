@@ -1,10 +1,6 @@
 import { deliveryBody } from "../domain/webhooks/events.js";
 import type { Db } from "../storage/db.js";
-import {
-  cursorMove,
-  cursorTake,
-  keysExpiredAfter,
-} from "../storage/queries/webhook-cursors.js";
+import { cursorMove, cursorTake, keysExpiredAfter } from "../storage/queries/webhook-cursors.js";
 import { deliveryEnqueue } from "../storage/queries/webhook-deliveries.js";
 import { endpointsSubscribing } from "../storage/queries/webhook-endpoints.js";
 

@@ -59,8 +59,7 @@ export class RatelimitNotices {
   }
 
   async #write(key: LimitedKey, limits: readonly ExceededLimit[], now: number, load: boolean) {
-    if (load && !(await this.subscriptions.load(key.workspaceId)).has("ratelimit.exceeded"))
-      return;
+    if (load && !(await this.subscriptions.load(key.workspaceId)).has("ratelimit.exceeded")) return;
     const events = limits.map((l) => {
       const dedupeKey = this.#dedupeKey(key, l);
       this.#remember(dedupeKey);

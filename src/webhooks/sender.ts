@@ -42,7 +42,10 @@ function checkedLookup(allowPrivate: boolean): LookupFunction {
 }
 
 /** Keep-alive agents, so that a busy endpoint does not pay a connection per delivery. */
-const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+const agents = {
+  http: new http.Agent({ keepAlive: true }),
+  https: new https.Agent({ keepAlive: true }),
+};
 
 /**
  * POSTs a delivery's body to `url` with its headers and answers what came back. Never

@@ -53,7 +53,8 @@ export function startWebhooks(deps: AttemptDeps & { bus: InvalidationBus; log: L
     } catch (err) {
       deps.log.warn({ err }, "deriving credit webhook events failed; retrying at the next pass");
     }
-    const expiryDue = Date.now() - lastExpiry >= Math.min(MAX_EXPIRY_INTERVAL_MS, c.webhookPollIntervalMs * 15);
+    const expiryDue =
+      Date.now() - lastExpiry >= Math.min(MAX_EXPIRY_INTERVAL_MS, c.webhookPollIntervalMs * 15);
     if (!forceExpiry && !expiryDue) return;
     lastExpiry = Date.now();
     try {

@@ -24,9 +24,7 @@ class SealingKey {
   readonly #key: Buffer;
   constructor(secret: string) {
     this.id = hash("sha256", `latchkey webhook secrets key id\0${secret}`, "base64url").slice(0, 8);
-    this.#key = Buffer.from(
-      hkdfSync("sha256", secret, "latchkey", "webhook signing secrets", 32),
-    );
+    this.#key = Buffer.from(hkdfSync("sha256", secret, "latchkey", "webhook signing secrets", 32));
   }
   seal(text: string): string {
     const nonce = randomBytes(NONCE_BYTES);

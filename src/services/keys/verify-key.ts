@@ -82,7 +82,10 @@ export async function verifyKey(
  * transaction), events kept until the record commits and a limiter that knows the tokens to
  * give back if it fails.
  */
-export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter" | "ratelimitNotices"> & {
+export type VerifyDeps = Pick<
+  Deps,
+  "clock" | "caches" | "metrics" | "limiter" | "ratelimitNotices"
+> & {
   credits: CreditSpending;
   events: Pick<EventBuffer, "record">;
   /** Stores reservations, in the transaction the credits are spent in (none outside one). */

@@ -57,6 +57,8 @@ export async function listDeliveries(
           nextRetryAt: a.nextRetryAt === null ? undefined : BigInt(a.nextRetryAt),
         })),
     })),
-    pagination: next ? { cursor: `${next.createdAt}:${next.id}`, hasMore: true } : { hasMore: false },
+    pagination: next
+      ? { cursor: `${next.createdAt}:${next.id}`, hasMore: true }
+      : { hasMore: false },
   };
 }

@@ -205,7 +205,8 @@ export async function deliveryRecordAttempt(
   id: string,
   a: AttemptRow,
 ): Promise<void> {
-  const status = a.status === "delivered" ? "delivered" : a.nextRetryAt === null ? "failed" : "pending";
+  const status =
+    a.status === "delivered" ? "delivered" : a.nextRetryAt === null ? "failed" : "pending";
   await q.query(
     `with attempt as (
        insert into webhook_attempts (delivery_id, at, status, response_status, latency_ms,

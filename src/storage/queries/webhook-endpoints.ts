@@ -209,7 +209,9 @@ export function endpointsSubscribing(
   q: Queryable,
   workspaceIds: readonly string[],
   types: readonly string[],
-): Promise<{ id: string; workspaceId: string; eventTypes: string[]; creditsLowThreshold: number | null }[]> {
+): Promise<
+  { id: string; workspaceId: string; eventTypes: string[]; creditsLowThreshold: number | null }[]
+> {
   if (workspaceIds.length === 0) return Promise.resolve([]);
   return q.query(
     `select id, workspace_id as "workspaceId", event_types as "eventTypes",
