@@ -38,6 +38,21 @@ function signingSecrets(deps: AttemptDeps, d: ClaimedDelivery, now: number): str
 /** Sends a claimed delivery once and records the attempt; never throws. */
 export async function attemptDelivery(deps: AttemptDeps, d: ClaimedDelivery): Promise<void> {
   const at = deps.clock.now();
+  if (!d.enabled) {
+    const error = "not sent: the endpoint is disabled";
+    const given = {
+      at,
+      status: "error",
+      responseStatus: null,
+      latencyMs: 0,
+      error,
+      nextRetryAt: null,
+    } as const;
+    await deliveryRecordAttempt(deps.db, d.id, given).catch((err: unknown) =>
+      deps.log.warn({ err, deliveryId: d.id }, "recording a webhook attempt failed"),
+    );
+    return;
+  }
   const started = performance.now();
   let result: { status: number } | { error: string };
   try {
@@ -105,12 +120,15 @@ async function record(deps: AttemptDeps, d: ClaimedDelivery, a: AttemptRow): Pro
     requestId: null,
   };
   await mutateAs(deps, actor, async (tx, change) => {
-    await deliveryRecordAttempt(tx, d.id, a);
     if (a.status === "delivered") {
+      await deliveryRecordAttempt(tx, d.id, a);
       await endpointAnswered(tx, d.endpointId);
       return;
     }
+    // The endpoint's row first: a disabling (by Latchkey or by hand) and this record take
+    // turns on it, so an attempt that ends after its endpoint was disabled is given up too.
     const failing = await endpointFailed(tx, d.endpointId, a.at);
+    await deliveryRecordAttempt(tx, d.id, failing?.enabled ? a : { ...a, nextRetryAt: null });
     if (!failing?.enabled) return;
     if (!shouldDisable(failing.failingSince, a.at, deps.config.webhookDisableAfterMs)) return;
     const days = Math.floor((a.at - failing.failingSince) / 86_400_000);

@@ -5,7 +5,7 @@ import type {
   UpdateEndpointResponseSchema,
 } from "../../../gen/latchkey/v2/webhooks_pb.js";
 import { errors } from "../../errors/service-error.js";
-import { endpointUpdate } from "../../storage/queries/webhook-endpoints.js";
+import { deliveriesGiveUp, endpointUpdate } from "../../storage/queries/webhook-endpoints.js";
 import { authorize } from "../auth.js";
 import { principalOf } from "../call.js";
 import type { Deps } from "../deps.js";
@@ -17,7 +17,7 @@ import { checkedSubscription, checkedUrl, toEndpointMessage } from "./view.js";
 /**
  * Changes what the request names: an omitted field is left alone (null clears the
  * description and the threshold). Enabling an endpoint clears what Latchkey recorded of its
- * failures, so it is not disabled again at once. Answers the endpoint after the change.
+ * failures, so it is not disabled again at once; disabling it gives up its pending deliveries. Answers the endpoint after the change.
  */
 export async function updateEndpoint(
   deps: Deps,
@@ -53,6 +53,8 @@ export async function updateEndpoint(
         e.disabledReason = null;
         e.failingSince = null;
       }
+      // A disabled endpoint's pending deliveries are given up (redeliver sends one again).
+      if (!req.enabled && e.enabled) await deliveriesGiveUp(tx, e.id);
       e.enabled = req.enabled === true;
     }
     e.updatedAt = change.now;

@@ -91,6 +91,8 @@ export interface ClaimedDelivery {
   retryFrom: number;
   /** Attempts including this one. */
   attempts: number;
+  /** Whether its endpoint is enabled: a disabled one's deliveries are given up, not sent. */
+  enabled: boolean;
   url: string;
   secret: string;
   previousSecret: string | null;
@@ -112,13 +114,15 @@ export interface ClaimBounds {
 }
 
 /**
- * Claims due deliveries of enabled endpoints: at most `perEndpoint` less what is in flight
+ * Claims due deliveries: at most `perEndpoint` less what is in flight
  * for each endpoint and `perWorkspace` less what is in flight for each workspace (so one
  * tenant's backlog leaves room for the others), `batch` in all, the oldest due first. The
  * endpoints with pending deliveries are found with one index probe each, and each one's
  * due deliveries read in due order. Rows are locked `for update skip locked`, so nodes claim
  * side by side, and leased: each attempt counts and is not due again until the lease ends,
- * so a node that dies mid-attempt leaves it to be tried again (at least once).
+ * so a node that dies mid-attempt leaves it to be tried again (at least once). Deliveries of
+ * a disabled endpoint are claimed too, to be given up: one written by a change that raced
+ * with the disabling is not left pending for ever.
  */
 export function deliveryClaim(
   q: Queryable,
@@ -142,7 +146,7 @@ export function deliveryClaim(
          coalesce(($5::text::jsonb ->> e.id)::int, 0) as busy_e,
          coalesce(($6::text::jsonb ->> e.workspace_id)::int, 0) as busy_w
        from pending p
-       join webhook_endpoints e on e.id = p.endpoint_id and e.enabled
+       join webhook_endpoints e on e.id = p.endpoint_id
        cross join lateral (
          select d.id, d.next_attempt_at
          from webhook_deliveries d
@@ -171,7 +175,7 @@ export function deliveryClaim(
      where d.id = locked.id
        and e.id = d.endpoint_id
      returning d.id, d.endpoint_id as "endpointId", d.workspace_id as "workspaceId", d.payload,
-       d.retry_from as "retryFrom", d.attempts, e.url, e.secret,
+       d.retry_from as "retryFrom", d.attempts, e.enabled, e.url, e.secret,
        e.previous_secret as "previousSecret",
        e.previous_secret_expires_at as "previousSecretExpiresAt"`,
     [

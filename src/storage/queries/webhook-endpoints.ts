@@ -180,12 +180,17 @@ export async function endpointDisable(
      where id = $1`,
     [id, reason, now],
   );
+  await deliveriesGiveUp(q, id);
+}
+
+/** Gives up an endpoint's pending deliveries (it was disabled): marked failed. */
+export async function deliveriesGiveUp(q: Queryable, endpointId: string): Promise<void> {
   await q.query(
     `update webhook_deliveries
      set status = 'failed', next_attempt_at = null
      where endpoint_id = $1
        and status = 'pending'`,
-    [id],
+    [endpointId],
   );
 }
 
