@@ -2,6 +2,12 @@ import type { Logger } from "../log.js";
 import { deliveryClaim } from "../storage/queries/webhook-deliveries.js";
 import { type AttemptDeps, attemptDelivery } from "./attempt.js";
 
+/**
+ * What a claim's lease gives beyond the attempt's own timeout, to record its outcome: a node
+ * that dies mid-attempt has its deliveries tried again this long after the timeout.
+ */
+const LEASE_MARGIN_MS = 10_000;
+
 /** How the dispatcher paces itself. */
 export interface DispatcherBounds {
   /** Attempts this node makes at once, per endpoint and per workspace. */
@@ -68,7 +74,7 @@ export class WebhookDispatcher {
       perWorkspace: this.bounds.perWorkspace,
       inflightByEndpoint: Object.fromEntries(this.#byEndpoint),
       inflightByWorkspace: Object.fromEntries(this.#byWorkspace),
-      leaseMs: this.deps.config.webhookTimeoutMs + 60_000,
+      leaseMs: this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS,
     });
     for (const d of claimed) {
       this.#count(d.endpointId, d.workspaceId, 1);
