@@ -12,11 +12,22 @@ export async function cursorTake(
   q: Queryable,
   name: CursorName,
 ): Promise<{ position: string | null } | undefined> {
-  const rows = await q.query<{ position: string | null }>(
-    "select position from webhook_cursors where name = $1 for update skip locked",
+  const take = () =>
+    q.query<{ position: string | null }>(
+      "select position from webhook_cursors where name = $1 for update skip locked",
+      [name],
+    );
+  const rows = await take();
+  if (rows[0]) return rows[0];
+  // No row: never made (the migration makes both), or removed by hand. A row held by
+  // another process is skipped by the select, and this insert then does nothing.
+  const made = await q.query<{ position: string | null }>(
+    `insert into webhook_cursors (name, position) values ($1, null)
+     on conflict (name) do nothing
+     returning position`,
     [name],
   );
-  return rows[0];
+  return made[0];
 }
 
 /** Moves a cursor (in the transaction that took it). */
