@@ -49,10 +49,14 @@ async function expiryBatch(db: Db, now: number): Promise<number | undefined> {
       await deliveryEnqueue(tx, ws, events, now);
     }
     const last = keys.at(-1);
-    // A short batch read everything due by `now`: the cursor moves to `now` itself.
-    const position =
-      keys.length === EXPIRY_BATCH && last ? `${last.expiresAt}:${last.id}` : `${now}:`;
-    await cursorMove(tx, "key.expired", position);
+    // Nothing read: the cursor stays (the next pass reads from it to its own now), so an
+    // idle pass writes nothing. A short batch read everything due by `now`: the cursor moves
+    // to `now` itself.
+    if (last || cursor.position === null) {
+      const position =
+        keys.length === EXPIRY_BATCH && last ? `${last.expiresAt}:${last.id}` : `${now}:`;
+      await cursorMove(tx, "key.expired", position);
+    }
     return keys.length;
   });
 }

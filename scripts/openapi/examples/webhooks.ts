@@ -6,7 +6,7 @@ const CREATED_AT = 1767225600000;
 const ENDPOINT = {
   id: IDS.endpointId,
   url: "https://hooks.example.com/latchkey",
-  eventTypes: ["key.expired", "credits.low", "credits.exhausted"],
+  eventTypes: ["key.created", "key.expired", "credits.low"],
   description: "Billing alerts",
   enabled: true,
   creditsLowThreshold: 100,
@@ -53,7 +53,7 @@ export const WEBHOOK_EXAMPLES: Examples = {
       data: [
         {
           id: IDS.deliveryId,
-          eventType: "key.expired",
+          eventType: "key.created",
           status: "pending",
           createdAt: CREATED_AT + 120000,
           nextAttemptAt: CREATED_AT + 130250,
