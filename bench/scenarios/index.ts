@@ -15,6 +15,7 @@ import ratelimit from "./ratelimit.ts";
 import soak from "./soak/index.ts";
 import verify from "./verify/index.ts";
 import verifyAb from "./verify-ab.ts";
+import webhooks from "./webhooks.ts";
 import workers from "./workers.ts";
 
 export const scenarios: readonly Scenario<object, unknown>[] = [
@@ -27,6 +28,7 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   eventWriter,
   ratelimit,
   analytics,
+  webhooks,
   connections,
   noisyNeighbour,
   pgliteHostile,
