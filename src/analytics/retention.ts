@@ -105,9 +105,17 @@ const LEDGER_BATCHES_PER_PASS = 100;
  * kept longer by default. Harmless on several processes at once.
  */
 export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise<number> {
-  const cutoff = nowMs - days * DAY_MS;
+  return expireOlderThan(creditLedgerDeleteBefore, db, nowMs - days * DAY_MS);
+}
+
+/** Runs a `deleteBefore(db, cutoff, limit)` query in bounded statements, a bounded number. */
+function expireOlderThan(
+  deleteBefore: (db: Db, beforeMs: number, limit: number) => Promise<number>,
+  db: Db,
+  cutoff: number,
+): Promise<number> {
   return deleteInBatches(
-    (limit) => creditLedgerDeleteBefore(db, cutoff, limit),
+    (limit) => deleteBefore(db, cutoff, limit),
     LEDGER_BATCH,
     LEDGER_BATCHES_PER_PASS,
   );
@@ -119,12 +127,7 @@ export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise
  * up within their retry window first. Harmless on several processes at once.
  */
 export function expireWebhookDeliveries(db: Db, nowMs: number, days: number): Promise<number> {
-  const cutoff = nowMs - days * DAY_MS;
-  return deleteInBatches(
-    (limit) => deliveryDeleteFinishedBefore(db, cutoff, limit),
-    LEDGER_BATCH,
-    LEDGER_BATCHES_PER_PASS,
-  );
+  return expireOlderThan(deliveryDeleteFinishedBefore, db, nowMs - days * DAY_MS);
 }
 
 /** How long each kind of record is kept, in days. */

@@ -3,6 +3,7 @@ import { MAX_PREVIOUS_PEPPERS, MIN_PEPPER_LENGTH } from "../domain/key-hashing.j
 import {
   boolean,
   ConfigError,
+  commaListCheck,
   documented,
   integer,
   oneOf,
@@ -80,14 +81,7 @@ function pepperCheck(pepper: string, label: string): string {
   return pepper;
 }
 
-function previousPeppersCheck(list: string, label: string): string {
-  const peppers = list.split(",");
-  for (const p of peppers) pepperCheck(p, label);
-  if (peppers.length > MAX_PREVIOUS_PEPPERS) {
-    throw new ConfigError(`${label}: at most ${MAX_PREVIOUS_PEPPERS} comma-separated peppers`);
-  }
-  return list;
-}
+const previousPeppersCheck = commaListCheck(pepperCheck, MAX_PREVIOUS_PEPPERS, "peppers");
 
 /**
  * THE table of settings: every one Latchkey reads from its environment, with its bounds.

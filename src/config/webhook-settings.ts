@@ -1,5 +1,5 @@
 import { MIN_SECRETS_KEY_LENGTH } from "../domain/webhooks/secret-box.js";
-import { boolean, ConfigError, documented, integer, optional } from "./parsers.js";
+import { boolean, ConfigError, commaListCheck, documented, integer, optional } from "./parsers.js";
 
 /** A key that encrypts signing secrets never appears in an error: only the variable. */
 function secretsKeyCheck(key: string, label: string): string {
@@ -11,12 +11,7 @@ function secretsKeyCheck(key: string, label: string): string {
   return key;
 }
 
-function previousKeysCheck(list: string, label: string): string {
-  const keys = list.split(",");
-  for (const k of keys) secretsKeyCheck(k, label);
-  if (keys.length > 4) throw new ConfigError(`${label}: at most 4 comma-separated keys`);
-  return list;
-}
+const previousKeysCheck = commaListCheck(secretsKeyCheck, 4, "keys");
 
 /** The settings of webhook deliveries, a part of the table in settings.ts. */
 export const WEBHOOK_SETTINGS = {

@@ -7,8 +7,11 @@ export interface Received {
   body: string;
 }
 
-/** How a receiver answers the n-th request (0-based): a status, or hang (never answer). */
-export type Behaviour = (n: number, res: ServerResponse) => number | "hang" | void;
+/**
+ * How a receiver answers the n-th request (0-based): a status, hang (never answer), or
+ * undefined when the behaviour answered through `res` itself.
+ */
+export type Behaviour = (n: number, res: ServerResponse) => number | "hang" | undefined;
 
 /** A real HTTP receiver on 127.0.0.1, port 0, in the test's process. */
 export interface Receiver {

@@ -103,6 +103,7 @@ describe("webhook delivery", () => {
     const r = await startReceiver((_, res) => {
       res.writeHead(307, { location: target.url });
       res.end();
+      return undefined;
     });
     const { id } = await endpointFor(r);
     await s.seed.key();
