@@ -13,7 +13,7 @@ import {
 import { sendDelivery } from "./sender.js";
 
 /** What an attempt needs. */
-export type AttemptDeps = Pick<Deps, "db" | "bus" | "clock" | "log"> & {
+export type AttemptDeps = Pick<Deps, "db" | "bus" | "clock" | "log" | "metrics"> & {
   config: Pick<
     Config,
     | "webhookSecrets"
@@ -93,6 +93,7 @@ export async function attemptDelivery(deps: AttemptDeps, d: ClaimedDelivery): Pr
             Math.random(),
           ) ?? null,
       };
+  deps.metrics.webhookAttempts.inc({ outcome: attempt.status });
   try {
     await record(deps, d, attempt);
   } catch (err) {
@@ -134,6 +135,7 @@ async function record(deps: AttemptDeps, d: ClaimedDelivery, a: AttemptRow): Pro
     const days = Math.floor((a.at - failing.failingSince) / 86_400_000);
     const reason = `every attempt failed since ${new Date(failing.failingSince).toISOString()} (${days} days)`;
     await endpointDisable(tx, d.endpointId, reason, a.at);
+    deps.metrics.webhookEndpointsDisabled.inc();
     change.audit({
       event: "webhook.disable",
       resourceType: "webhook",

@@ -53,6 +53,9 @@ describe("webhook delivery", () => {
       return list[0]?.status === "delivered" ? list : undefined;
     });
     expect(d?.attempts).toMatchObject([{ status: "delivered", responseStatus: 204 }]);
+    expect((await s.admin("/metrics")).text).toMatch(
+      /latchkey_webhook_attempts_total\{outcome="delivered"\} [1-9]/,
+    );
   });
 
   it("a receiver that answers 500 is retried after WEBHOOK_RETRY_BASE_MS, then 200 delivers", async () => {

@@ -21,6 +21,9 @@ const s = useServer({
 const receivers: Receiver[] = [];
 afterEach(async () => {
   for (const r of receivers.splice(0)) await r.close();
+  // An endpoint left behind would fail for days too as the next test moves the clock.
+  const rows = await s.db.query<{ id: string }>("select id from webhook_endpoints");
+  for (const r of rows) await s.api.webhooks.deleteEndpoint({ endpointId: r.id });
 });
 
 function headersOf(got: { headers: Record<string, unknown> }) {
@@ -103,6 +106,9 @@ describe("disabling", () => {
       [endpointId],
     );
     expect(audit).toEqual([{ actor_type: "system", actor_id: "webhooks" }]);
+    expect((await s.admin("/metrics")).text).toContain(
+      "latchkey_webhook_endpoints_disabled_total 1",
+    );
     // Its pending deliveries are given up (one a change wrote while it was being disabled
     // too, at the dispatcher's next pass).
     await eventually(async () => {
