@@ -3,7 +3,8 @@ import { nextRetryAt, shouldDisable } from "../domain/webhooks/retries.js";
 import { signDelivery } from "../domain/webhooks/signature.js";
 import type { Deps } from "../services/deps.js";
 import { mutateAs } from "../services/mutation.js";
-import type { AttemptRow, ClaimedDelivery } from "../storage/queries/webhook-deliveries.js";
+import type { ClaimedDelivery } from "../storage/queries/webhook-claims.js";
+import type { AttemptRow } from "../storage/queries/webhook-deliveries.js";
 import { deliveryRecordAttempt } from "../storage/queries/webhook-deliveries.js";
 import {
   endpointAnswered,

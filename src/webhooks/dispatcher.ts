@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import { deliveryClaim } from "../storage/queries/webhook-deliveries.js";
+import { deliveryClaim } from "../storage/queries/webhook-claims.js";
 import { type AttemptDeps, attemptDelivery } from "./attempt.js";
 
 /**

@@ -1,6 +1,4 @@
-import type { InvalidationBus } from "../cache/bus.js";
-import type { Logger } from "../log.js";
-import type { AttemptDeps } from "./attempt.js";
+import type { Deps } from "../services/deps.js";
 import { creditPass } from "./credit-pass.js";
 import { WebhookDispatcher } from "./dispatcher.js";
 import { expiryPass } from "./expiry-pass.js";
@@ -27,13 +25,10 @@ export interface Webhooks {
  * each pass one process at a time across nodes. Failures are logged and tried again at the
  * next pass.
  */
-export function startWebhooks(deps: AttemptDeps & { bus: InvalidationBus; log: Logger }): Webhooks {
-  const c = deps.config as AttemptDeps["config"] & {
-    webhookConcurrency: number;
-    webhookEndpointConcurrency: number;
-    webhookWorkspaceConcurrency: number;
-    webhookPollIntervalMs: number;
-  };
+export function startWebhooks(
+  deps: Pick<Deps, "db" | "bus" | "clock" | "log" | "metrics" | "config">,
+): Webhooks {
+  const c = deps.config;
   const dispatcher = new WebhookDispatcher(deps, {
     concurrency: c.webhookConcurrency,
     perEndpoint: c.webhookEndpointConcurrency,
