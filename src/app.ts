@@ -140,6 +140,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
   const analyticsDb = db.openPool?.(analyticsPool) ?? db;
   const closeAnalyticsDb = () => (analyticsDb === db ? Promise.resolve() : analyticsDb.close());
+  // Started before the listeners: a start that fails after it stops it before closing the database.
+  let webhooks: Webhooks | undefined;
   try {
     await migrate(db, clock.now());
     const metrics = createMetrics();
@@ -228,9 +230,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
       log,
     );
     const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
-    const webhooks = startWebhooks(deps);
-    deps.webhooks = webhooks;
-    deps.ratelimitNotices = webhooks.ratelimitNotices;
+    const started = startWebhooks(deps);
+    webhooks = started;
+    deps.webhooks = started;
+    deps.ratelimitNotices = started.ratelimitNotices;
 
     const readiness = new Readiness(
       [
@@ -312,7 +315,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
-      webhooks,
+      webhooks: started,
       inflight: () => listener.inflight(),
       stop() {
         // Readiness goes off first: probes answer 503 and gRPC health watchers hear
@@ -326,7 +329,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           shutdown.abort(new Error("server stopped"));
           retention.stop();
           await reservationSweep.stop();
-          await webhooks.stop();
+          await started.stop();
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
@@ -340,6 +343,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
     };
   } catch (err) {
+    await webhooks?.stop().catch(() => {});
     await closeAnalyticsDb().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});
