@@ -54,10 +54,19 @@ export interface EventData {
   "key.rerolled": KeyRef & { previousKeyId: string; previousKeyExpires: number };
   "key.expired": KeyRef & { expires: number };
   /**
-   * A key seen where it should not be: `source` names who reported it ("github"), `url`
-   * where it was found when the report says, `reportedAt` when the report arrived.
+   * A key reported found where it should not be (a public repository): `source` is the
+   * reporter's name for where it was found (GitHub's `content`, `commit`, `npm`, ...), `url`
+   * the public URL of the finding (empty when the report gives none), `policy` the leak
+   * policy of the key's API and `change` what it did to the key, `reportedAt` when the report
+   * was applied.
    */
-  "key.leaked": KeyRef & { source: string; url?: string; reportedAt: number };
+  "key.leaked": KeyRef & {
+    source: string;
+    url: string;
+    policy: "revoke" | "disable" | "notify";
+    change: "delete" | "disable" | "none";
+    reportedAt: number;
+  };
   "credits.low": CreditsSubject & { remaining: number; threshold: number };
   "credits.exhausted": CreditsSubject & { remaining: 0 };
   "credits.refilled": CreditsSubject & { refilled: number; remaining: number };
