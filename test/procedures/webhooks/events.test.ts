@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RefillInterval } from "../../../gen/latchkey/v2/common_pb.js";
+import { mutateAs } from "../../../src/services/mutation.js";
 import { useServer } from "../../harness/server.js";
 import { eventually, type Receiver, startReceiver } from "../../harness/webhook-receiver.js";
 import { issueKey } from "../keys/issue-key.js";
@@ -79,6 +80,41 @@ describe("lifecycle events", () => {
       { type: "identity.updated", data: { identityId, externalId, changed: ["meta"] } },
       { type: "identity.deleted", data: { identityId, externalId } },
     ]);
+  });
+});
+
+describe("key.leaked", () => {
+  it("goes out through Change.emit in the transaction that applies a leak", async () => {
+    await subscribe(["key.leaked"]);
+    const k = await issueKey(s);
+    const data = {
+      keyId: k.keyId,
+      apiId: k.apiId,
+      source: "content",
+      url: "https://github.com/acme/app/blob/main/.env",
+      policy: "notify" as const,
+      change: "none" as const,
+      reportedAt: s.clock.now(),
+    };
+    const actor = {
+      type: "system" as const,
+      id: "leaks",
+      workspaceId: s.workspaceId,
+      requestId: null,
+    };
+    await mutateAs(s.app.deps, actor, async (_, change) => {
+      change.emit({ type: "key.leaked", data });
+    });
+    // A unit that fails writes nothing.
+    await mutateAs(s.app.deps, actor, async (_, change) => {
+      change.emit({ type: "key.leaked", data: { ...data, source: "rolled back" } });
+      throw new Error("refused");
+    }).catch(() => undefined);
+    expect(await events(1)).toEqual([{ type: "key.leaked", data }]);
+    const rows = await s.db.query("select id from webhook_deliveries where endpoint_id = $1", [
+      endpointId,
+    ]);
+    expect(rows).toHaveLength(1);
   });
 });
 
