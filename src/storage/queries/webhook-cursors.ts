@@ -91,13 +91,14 @@ export function ledgerAfter(
   limit: number,
 ): Promise<LedgerRow[]> {
   return q.query<LedgerRow>(
-    `select workspace_id as "workspaceId", subject_id as "subjectId", tx::text as tx, seq,
-       spent, refilled, adjusted
-     from credit_ledger
-     where tx is not null
-       and (tx > $1::xid8 or (tx = $1::xid8 and seq > $2))
-       and tx < pg_snapshot_xmin(pg_current_snapshot())
-     order by tx, seq
+    // Ordered by the columns (l.tx), not by the text the answer carries: "10" < "9" as text.
+    `select l.workspace_id as "workspaceId", l.subject_id as "subjectId", l.tx::text as tx, l.seq,
+       l.spent, l.refilled, l.adjusted
+     from credit_ledger l
+     where l.tx is not null
+       and (l.tx, l.seq) > ($1::xid8, $2::int8)
+       and l.tx < pg_snapshot_xmin(pg_current_snapshot())
+     order by l.tx, l.seq
      limit $3`,
     [tx, seq, limit],
   );
@@ -127,7 +128,8 @@ export interface BalanceNow {
  * The stored balance of each subject (a key or an identity) with the net move of its ledger
  * entries after (`tx`, `seq`): the balance right after the entry at that point is
  * `remaining - movedAfter`. Read in one snapshot, the two agree: every move and its entry
- * commit together.
+ * commit together. The entries after the point are read through the commit-order index,
+ * from the point on: in the steady state the few committed since the pass's batch.
  */
 export function balancesAfter(
   q: Queryable,
@@ -136,16 +138,20 @@ export function balancesAfter(
   seq: number,
 ): Promise<BalanceNow[]> {
   return q.query<BalanceNow>(
-    `select s.id as "subjectId", k.api_id as "apiId", (k.id is not null) as "isKey",
-       coalesce(k.remaining, i.remaining) as remaining,
-       (select coalesce(sum(l.refilled + l.adjusted - l.spent), 0)::int8
-        from credit_ledger l
-        where l.subject_id = s.id
-          and l.tx is not null
-          and (l.tx > $2::xid8 or (l.tx = $2::xid8 and l.seq > $3))) as "movedAfter"
+    `with moved as (
+       select subject_id, sum(refilled + adjusted - spent)::int8 as n
+       from credit_ledger
+       where tx is not null
+         and (tx, seq) > ($2::xid8, $3::int8)
+         and subject_id = any($1::text[])
+       group by subject_id
+     )
+     select s.id as "subjectId", k.api_id as "apiId", (k.id is not null) as "isKey",
+       coalesce(k.remaining, i.remaining) as remaining, coalesce(m.n, 0)::int8 as "movedAfter"
      from unnest($1::text[]) as s(id)
      left join keys k on k.id = s.id
-     left join identities i on i.id = s.id`,
+     left join identities i on i.id = s.id
+     left join moved m on m.subject_id = s.id`,
     [subjects, tx, seq],
   );
 }
