@@ -10,12 +10,14 @@ const s = useServer();
 
 describe("ledgerAfter", () => {
   it("orders entries by transaction id as a number, then by sequence, after the cursor", async () => {
+    // At the server's present: the retention pass (run at start) deletes old entries.
     await s.db.query(
       `insert into credit_ledger (workspace_id, subject_id, at, spent, refilled, adjusted, tx, seq)
-       values ('ws_order', 'key_a', 1, 1, 0, 0, '10'::xid8, 1),
-              ('ws_order', 'key_a', 1, 1, 0, 0, '9'::xid8, 3),
-              ('ws_order', 'key_a', 1, 1, 0, 0, '9'::xid8, 2),
-              ('ws_order', 'key_a', 1, 1, 0, 0, '100'::xid8, 0)`,
+       values ('ws_order', 'key_a', $1, 1, 0, 0, '10'::xid8, 1),
+              ('ws_order', 'key_a', $1, 1, 0, 0, '9'::xid8, 3),
+              ('ws_order', 'key_a', $1, 1, 0, 0, '9'::xid8, 2),
+              ('ws_order', 'key_a', $1, 1, 0, 0, '100'::xid8, 0)`,
+      [s.clock.now()],
     );
     const read = async (tx: string, seq: number) =>
       (await ledgerAfter(s.db, tx, seq, 10))
