@@ -8,7 +8,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import type * as EventsModule from "../../src/domain/webhooks/events.ts";
 import { call } from "../lib/api.ts";
+import { fromDist } from "../lib/dist.ts";
 import { type FixedRateResult, fixedRateOn } from "../lib/load/open-loop.ts";
 import { ms, num, table } from "../lib/markdown.ts";
 import { measureQuietly } from "../lib/quiet.ts";
@@ -17,21 +19,6 @@ import { withLatchkey } from "../lib/server.ts";
 import { hotKey } from "./verify/common.ts";
 import { GENERATOR_CPU, SERVER_CPU } from "./verify/fixed-rate.ts";
 
-const ALL_TYPES = [
-  "key.created",
-  "key.updated",
-  "key.deleted",
-  "key.rerolled",
-  "key.expired",
-  "key.leaked",
-  "credits.low",
-  "credits.exhausted",
-  "credits.refilled",
-  "ratelimit.exceeded",
-  "identity.created",
-  "identity.updated",
-  "identity.deleted",
-];
 const ENV = { WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_TIMEOUT_MS: "120000" };
 
 export interface WebhookSettings {
@@ -158,10 +145,11 @@ async function verifyAtRate(
   receiver.open();
   try {
     return await withLatchkey({ env: ENV, cpu: SERVER_CPU }, async (lk) => {
+      const { EVENT_TYPES } = await fromDist<typeof EventsModule>("src/domain/webhooks/events.js");
       if (subscribed)
         await call(lk.base, "webhooks.createEndpoint", {
           url: receiver.url,
-          eventTypes: ALL_TYPES,
+          eventTypes: [...EVENT_TYPES],
           creditsLowThreshold: 10,
         });
       const label = subscribed ? "verify, endpoint subscribed" : "verify, no endpoint";
