@@ -52,6 +52,7 @@ import { loadMigrations, migrate } from "./storage/migrate.js";
 import { analyticsSchema } from "./storage/queries/analytics.js";
 import { startTracing } from "./tracing/start.js";
 import type { Tracing } from "./tracing/tracing.js";
+import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 
 /** What tests and embedders may supply instead of the defaults. */
 export interface AppOptions {
@@ -117,6 +118,8 @@ export interface App {
   readonly readiness: Readiness;
   readonly deps: Deps;
   readonly metrics: Metrics;
+  /** This node's webhook dispatcher and passes. */
+  readonly webhooks: Webhooks;
   /** Requests received whose responses have not completed. */
   inflight(): number;
   /**
@@ -161,6 +164,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
   const analyticsDb = db.openPool?.(analyticsPool) ?? db;
   const closeAnalyticsDb = () => (analyticsDb === db ? Promise.resolve() : analyticsDb.close());
+  // Started before the listeners: a start that fails after it stops it before closing the database.
+  let webhooks: Webhooks | undefined;
   try {
     await migrate(db, clock.now());
     const metrics = createMetrics();
@@ -245,10 +250,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
         eventDays: config.eventRetentionDays,
         creditLedgerDays: config.creditLedgerRetentionDays,
         consoleSessionIdleMs: config.consoleSessionIdleS * 1000,
+        webhookDeliveryDays: config.webhookDeliveryRetentionDays,
       },
       log,
     );
     const reservationSweep = scheduleReservationSweep(db, clock, config.reservationTtlS, log);
+    const started = startWebhooks(deps);
+    webhooks = started;
+    deps.webhooks = started;
+    deps.ratelimitNotices = started.ratelimitNotices;
 
     const readiness = new Readiness(
       [
@@ -342,6 +352,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       url: `http://127.0.0.1:${listener.port}`,
       deps,
       metrics,
+      webhooks: started,
       inflight: () => listener.inflight(),
       stop() {
         // Readiness goes off first: probes answer 503 and gRPC health watchers hear
@@ -355,6 +366,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           shutdown.abort(new Error("server stopped"));
           retention.stop();
           await reservationSweep.stop();
+          await started.stop();
           await events.stop(config.shutdownTimeoutMs);
           await deps.limiter.close();
           await bus.stop();
@@ -368,6 +380,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
     };
   } catch (err) {
+    await webhooks?.stop().catch(() => {});
     await closeAnalyticsDb().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     if (ownsTracing) await tracing?.shutdown(config.shutdownTimeoutMs).catch(() => {});

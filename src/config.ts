@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ConfigError } from "./config/parsers.js";
 import { flagOf, SETTINGS, type SettingName, type Settings } from "./config/settings.js";
 import { KeyHashing } from "./domain/key-hashing.js";
+import { SecretBox } from "./domain/webhooks/secret-box.js";
 
 export { ConfigError } from "./config/parsers.js";
 
@@ -12,8 +13,14 @@ export { ConfigError } from "./config/parsers.js";
  */
 export type Config = Omit<
   Settings,
-  "keyHashPepper" | "keyHashPepperPrevious" | "bootstrapRootKeyFile"
+  | "keyHashPepper"
+  | "keyHashPepperPrevious"
+  | "bootstrapRootKeyFile"
+  | "webhookSecretsKey"
+  | "webhookSecretsKeyPrevious"
 > & {
+  /** How webhook signing secrets are stored (WEBHOOK_SECRETS_KEY and its former values). */
+  webhookSecrets: SecretBox;
   /** How key secrets are stored and found (KEY_HASH_PEPPER, KEY_HASH_PEPPER_PREVIOUS). */
   keyHashing: KeyHashing;
   /** Where a first start writes its root key when stdout is not a terminal. */
@@ -47,9 +54,17 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
       `${labels.requestHeadersTimeoutMs}=${s.requestHeadersTimeoutMs}: must not exceed ${labels.requestTimeoutMs} (${s.requestTimeoutMs})`,
     );
   }
-  const { keyHashPepper, keyHashPepperPrevious, bootstrapRootKeyFile, ...rest } = s;
+  const {
+    keyHashPepper,
+    keyHashPepperPrevious,
+    bootstrapRootKeyFile,
+    webhookSecretsKey,
+    webhookSecretsKeyPrevious,
+    ...rest
+  } = s;
   return {
     ...rest,
+    webhookSecrets: new SecretBox(webhookSecretsKey, webhookSecretsKeyPrevious?.split(",") ?? []),
     keyHashing: new KeyHashing(keyHashPepper, keyHashPepperPrevious?.split(",") ?? []),
     bootstrapRootKeyFile: bootstrapRootKeyFile ?? join(s.dataDir, "first-root-key"),
     maxBodyBytes: 1024 * 1024,

@@ -23,6 +23,10 @@ export interface Metrics {
   connectionsOpen: Gauge<"listener">;
   /** Console sign-in attempts by outcome: `ok`, `refused` (401 or 400) or `limited` (429). */
   consoleSignIns: Counter<"outcome">;
+  /** Webhook delivery attempts by outcome: delivered, failed (answered non-2xx), error. */
+  webhookAttempts: Counter<"outcome">;
+  /** Webhook endpoints this node disabled for failing. */
+  webhookEndpointsDisabled: Counter;
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -91,9 +95,22 @@ export function createMetrics(): Metrics {
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
+  const webhookAttempts = new Counter({
+    name: "latchkey_webhook_attempts_total",
+    help: "Webhook delivery attempts by outcome: delivered (2xx), failed (another answer), error (no answer).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const webhookEndpointsDisabled = new Counter({
+    name: "latchkey_webhook_endpoints_disabled_total",
+    help: "Webhook endpoints disabled for failing every attempt for WEBHOOK_DISABLE_AFTER_MS.",
+    registers: [registry],
+  });
   return {
     registry,
     consoleSignIns,
+    webhookAttempts,
+    webhookEndpointsDisabled,
     invalidationsReceived,
     ratelimitFailures,
     connectionsRefused,

@@ -16,6 +16,7 @@ import ratelimit from "./ratelimit.ts";
 import soak from "./soak/index.ts";
 import verify from "./verify/index.ts";
 import verifyAb from "./verify-ab.ts";
+import webhooks from "./webhooks.ts";
 import workers from "./workers.ts";
 
 export const scenarios: readonly Scenario<object, unknown>[] = [
@@ -29,6 +30,7 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   ratelimit,
   gateway,
   analytics,
+  webhooks,
   connections,
   noisyNeighbour,
   pgliteHostile,

@@ -11,6 +11,7 @@ import {
   eventPartitionsList,
   rollupDeleteBefore,
 } from "../storage/queries/retention.js";
+import { deliveryDeleteFinishedBefore } from "../storage/queries/webhook-deliveries.js";
 
 const DAY_MS = 86_400_000;
 
@@ -105,9 +106,17 @@ const LEDGER_BATCHES_PER_PASS = 100;
  * kept longer by default. Harmless on several processes at once.
  */
 export function expireCreditLedger(db: Db, nowMs: number, days: number): Promise<number> {
-  const cutoff = nowMs - days * DAY_MS;
+  return expireOlderThan(creditLedgerDeleteBefore, db, nowMs - days * DAY_MS);
+}
+
+/** Runs a `deleteBefore(db, cutoff, limit)` query in bounded statements, a bounded number. */
+function expireOlderThan(
+  deleteBefore: (db: Db, beforeMs: number, limit: number) => Promise<number>,
+  db: Db,
+  cutoff: number,
+): Promise<number> {
   return deleteInBatches(
-    (limit) => creditLedgerDeleteBefore(db, cutoff, limit),
+    (limit) => deleteBefore(db, cutoff, limit),
     LEDGER_BATCH,
     LEDGER_BATCHES_PER_PASS,
   );
@@ -126,6 +135,15 @@ export function expireConsoleSessions(db: Db, nowMs: number, idleMs: number): Pr
   );
 }
 
+/**
+ * Deletes delivered and failed webhook deliveries (with their attempts) made more than `days`
+ * ago, in bounded statements; answers how many went. Pending ones are kept: they are given
+ * up within their retry window first. Harmless on several processes at once.
+ */
+export function expireWebhookDeliveries(db: Db, nowMs: number, days: number): Promise<number> {
+  return expireOlderThan(deliveryDeleteFinishedBefore, db, nowMs - days * DAY_MS);
+}
+
 /** How long each kind of record is kept, in days (console sessions: their idle bound). */
 export interface RetentionDays {
   /** Verification and rate-limit events and their rollups. */
@@ -134,13 +152,15 @@ export interface RetentionDays {
   creditLedgerDays: number;
   /** How long a console session may go unused, in milliseconds. */
   consoleSessionIdleMs: number;
+  /** Finished webhook deliveries and their attempts. */
+  webhookDeliveryDays: number;
 }
 
 /**
  * Runs `applyRetention` now and then every hour until stopped, and with it the expiry of
  * idempotency records (an hourly pass leaves a record at most an hour past its 24 hours, and
- * it counts as absent meanwhile), of credit ledger entries and of ended console sessions;
- * failures are logged.
+ * it counts as absent meanwhile), of credit ledger entries, of ended console sessions and of
+ * finished webhook deliveries; failures are logged.
  */
 export function scheduleRetention(
   db: Db,
@@ -148,24 +168,30 @@ export function scheduleRetention(
   days: RetentionDays,
   log: Logger,
 ): { stop(): void; runNow(): Promise<RetentionResult | undefined> } {
+  // Each pass on its own: one that fails (logged) does not keep the others from running.
+  const passes: [string, () => Promise<number>][] = [
+    ["expired idempotency records", () => expireIdempotencyRecords(db, clock.now())],
+    [
+      "expired credit ledger entries",
+      () => expireCreditLedger(db, clock.now(), days.creditLedgerDays),
+    ],
+    [
+      "ended console sessions",
+      () => expireConsoleSessions(db, clock.now(), days.consoleSessionIdleMs),
+    ],
+    [
+      "finished webhook deliveries",
+      () => expireWebhookDeliveries(db, clock.now(), days.webhookDeliveryDays),
+    ],
+  ];
   const runNow = async () => {
-    try {
-      const expired = await expireIdempotencyRecords(db, clock.now());
-      if (expired > 0) log.info({ expired }, "expired idempotency records deleted");
-    } catch (err) {
-      log.warn({ err }, "expiring idempotency records failed; retrying in an hour");
-    }
-    try {
-      const deleted = await expireCreditLedger(db, clock.now(), days.creditLedgerDays);
-      if (deleted > 0) log.info({ deleted }, "expired credit ledger entries deleted");
-    } catch (err) {
-      log.warn({ err }, "expiring credit ledger entries failed; retrying in an hour");
-    }
-    try {
-      const deleted = await expireConsoleSessions(db, clock.now(), days.consoleSessionIdleMs);
-      if (deleted > 0) log.info({ deleted }, "ended console sessions deleted");
-    } catch (err) {
-      log.warn({ err }, "deleting ended console sessions failed; retrying in an hour");
+    for (const [what, pass] of passes) {
+      try {
+        const deleted = await pass();
+        if (deleted > 0) log.info({ deleted }, `${what} deleted`);
+      } catch (err) {
+        log.warn({ err }, `deleting ${what} failed; retrying in an hour`);
+      }
     }
     try {
       const result = await applyRetention(db, clock.now(), days.eventDays);

@@ -20,7 +20,9 @@ export type Invalidation =
   /** A workspace was created: the instance may no longer hold just one. */
   | { kind: "workspaces" }
   /** A rate-limit namespace or one of its overrides changed. */
-  | { kind: "namespace"; workspaceId: string; id: string };
+  | { kind: "namespace"; workspaceId: string; id: string }
+  /** A webhook endpoint of the workspace was made, changed or removed. */
+  | { kind: "webhooks"; workspaceId: string };
 
 type Listener = (event: Invalidation) => void;
 

@@ -122,3 +122,21 @@ export function optional(
 export function documented<T>(setting: Setting<T>, doc: string): Setting<T> {
   return { ...setting, doc };
 }
+
+/**
+ * A check of a comma-separated list of at most `max` values, each passing `item`: a list of
+ * former secrets, say. The error names the label and never a value.
+ */
+export function commaListCheck(
+  item: (value: string, label: string) => string,
+  max: number,
+  noun: string,
+): (list: string, label: string) => string {
+  return (list, label) => {
+    const values = list.split(",");
+    for (const v of values) item(v, label);
+    if (values.length > max)
+      throw new ConfigError(`${label}: at most ${max} comma-separated ${noun}`);
+    return list;
+  };
+}

@@ -9,6 +9,7 @@ import { GATEWAY_SETTINGS } from "./gateway-settings.js";
 import {
   boolean,
   ConfigError,
+  commaListCheck,
   documented,
   integer,
   oneOf,
@@ -17,6 +18,7 @@ import {
   text,
 } from "./parsers.js";
 import { checkDatabaseUrl, checkRedisUrl } from "./urls.js";
+import { WEBHOOK_SETTINGS } from "./webhook-settings.js";
 
 /** Port of the grpc-js door; `off` leaves gRPC to the main port only. */
 const grpcPort: Setting<number | undefined> = {
@@ -102,14 +104,7 @@ const githubSecretScanningPublicKeys: Setting<PublicKeySetting | undefined> = {
   },
 };
 
-function previousPeppersCheck(list: string, label: string): string {
-  const peppers = list.split(",");
-  for (const p of peppers) pepperCheck(p, label);
-  if (peppers.length > MAX_PREVIOUS_PEPPERS) {
-    throw new ConfigError(`${label}: at most ${MAX_PREVIOUS_PEPPERS} comma-separated peppers`);
-  }
-  return list;
-}
+const previousPeppersCheck = commaListCheck(pepperCheck, MAX_PREVIOUS_PEPPERS, "peppers");
 
 /**
  * THE table of settings: every one Latchkey reads from its environment, with its bounds.
@@ -446,6 +441,7 @@ export const SETTINGS = {
     ),
     "how long SIGTERM/SIGINT waits for in-flight requests, and then how long it keeps trying to write the buffered events while the database is unreachable",
   ),
+  ...WEBHOOK_SETTINGS,
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

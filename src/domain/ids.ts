@@ -14,7 +14,9 @@ export type IdPrefix =
   | "req"
   | "rk"
   | "node"
-  | "res";
+  | "res"
+  | "whep"
+  | "msg";
 
 /** Random part length: 16 characters of 62 give about 95 bits, so collisions are not a concern. */
 const ID_RANDOM_LENGTH = 16;

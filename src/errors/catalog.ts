@@ -80,6 +80,8 @@ export const catalog = {
   workspaceNotFound: entry("data", "workspace_not_found", 404, Code.NotFound),
   auditLogNotFound: entry("data", "audit_log_not_found", 404, Code.NotFound),
   reservationNotFound: entry("data", "reservation_not_found", 404, Code.NotFound),
+  webhookEndpointNotFound: entry("data", "webhook_endpoint_not_found", 404, Code.NotFound),
+  webhookDeliveryNotFound: entry("data", "webhook_delivery_not_found", 404, Code.NotFound),
   identityAlreadyExists: entry("data", "identity_already_exists", 409, Code.AlreadyExists),
   roleAlreadyExists: entry("data", "role_already_exists", 409, Code.AlreadyExists),
   permissionAlreadyExists: entry("data", "permission_already_exists", 409, Code.AlreadyExists),

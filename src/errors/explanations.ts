@@ -126,6 +126,16 @@ export const explanations: Readonly<Record<string, { meaning: string; fix: strin
     meaning: "A permission with this slug already exists in the workspace.",
     fix: "Use the existing permission or pick another slug.",
   },
+  "data/webhook_endpoint_not_found": {
+    meaning:
+      "No webhook endpoint with this id exists in the root key's workspace (it was never made, belongs to another workspace, or was deleted).",
+    fix: "Use an `id` that webhooks.listEndpoints answers, with a root key of the same workspace.",
+  },
+  "data/webhook_delivery_not_found": {
+    meaning:
+      "The endpoint has no delivery with this id: it was made for another endpoint, or removed by the retention of deliveries.",
+    fix: "Use an `id` that webhooks.listDeliveries answers for the same endpoint.",
+  },
   "data/reservation_not_found": {
     meaning:
       "No credit reservation with this id exists in the root key's workspace (it was never made, belongs to another workspace, or was removed a day after it was settled).",

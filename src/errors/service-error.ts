@@ -168,6 +168,20 @@ export const errors = {
       "The specified credit reservation was not found.",
     );
   },
+  /** No webhook endpoint with this id in the caller's workspace. */
+  webhookEndpointNotFound(): ServiceError {
+    return new ServiceError(
+      catalog.webhookEndpointNotFound,
+      "This webhook endpoint does not exist.",
+    );
+  },
+  /** No delivery with this id to the endpoint named. */
+  webhookDeliveryNotFound(): ServiceError {
+    return new ServiceError(
+      catalog.webhookDeliveryNotFound,
+      "This endpoint has no delivery with this id (deliveries are kept for a limited time).",
+    );
+  },
   keyNotFound(): ServiceError {
     return new ServiceError(catalog.keyNotFound, "The specified key was not found.");
   },

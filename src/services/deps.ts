@@ -9,6 +9,7 @@ import type { Metrics } from "../metrics.js";
 import type { Limiter } from "../ratelimit/limiter.js";
 import type { CreditSpender } from "../storage/credit-spender.js";
 import type { Db } from "../storage/db.js";
+import type { RatelimitNotices } from "../webhooks/ratelimit-notices.js";
 import type { EnvironmentRootKey } from "./environment-root-key.js";
 import type { ServerSlots } from "./workspace-slots.js";
 
@@ -32,6 +33,10 @@ export interface Deps {
   analyticsSchema: string;
   /** What each workspace may run at once on this node, per kind of heavy request. */
   slots: ServerSlots;
+  /** This node's webhook dispatcher: woken when a change wrote deliveries (absent in tools). */
+  webhooks?: { wake(): void };
+  /** Where refused verifications announce ratelimit.exceeded (absent in tools). */
+  ratelimitNotices?: Pick<RatelimitNotices, "exceeded">;
   /** The environment's ROOT_KEY, in memory only (set at start-up); undefined without one. */
   environmentRootKey?: EnvironmentRootKey;
 }

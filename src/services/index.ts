@@ -6,6 +6,7 @@ import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { WebhooksService } from "../../gen/latchkey/v2/webhooks_pb.js";
 import { analyticsService } from "./analytics/index.js";
 import { apisService } from "./apis/index.js";
 import type { Deps } from "./deps.js";
@@ -15,6 +16,7 @@ import { livenessService } from "./liveness/index.js";
 import { permissionsService } from "./permissions/index.js";
 import { ratelimitService } from "./ratelimit/index.js";
 import { serve } from "./serve.js";
+import { webhooksService } from "./webhooks/index.js";
 
 /**
  * Every service Latchkey serves, assembled once and handed to every door. Refuses to start
@@ -30,5 +32,6 @@ export function createServices(deps: Deps): ServiceImplSpec[] {
     serve(PermissionsService, permissionsService(deps)),
     serve(RatelimitService, ratelimitService(deps)),
     serve(AnalyticsService, analyticsService(deps)),
+    serve(WebhooksService, webhooksService(deps)),
   ];
 }

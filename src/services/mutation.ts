@@ -1,8 +1,10 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Invalidation } from "../cache/bus.js";
+import { deliveryBody, type WebhookEvent } from "../domain/webhooks/events.js";
 import { errors, type ServiceError } from "../errors/service-error.js";
 import { isTransientConflict, type Queryable, violatedUniqueIndex } from "../storage/db.js";
 import { type AuditEntry, auditInsert } from "../storage/queries/audit-logs.js";
+import { deliveryEnqueue } from "../storage/queries/webhook-deliveries.js";
 import { callOf } from "./call.js";
 import type { Deps } from "./deps.js";
 
@@ -20,6 +22,12 @@ export interface Change {
   audit(record: AuditRecord): void;
   /** Declares a cache invalidation, sent to every node at commit. */
   invalidate(event: Invalidation): void;
+  /**
+   * Emits a webhook event: at commit, in the same transaction, a delivery of it is written
+   * for every enabled endpoint of the workspace (the actor's unless given) that subscribes
+   * to its type; with none, nothing is written. The one way every change sends an event.
+   */
+  emit(event: WebhookEvent, workspaceId?: string): void;
   /** The time of the change (the clock read once, at the start). */
   readonly now: number;
 }
@@ -58,7 +66,7 @@ const MAX_ATTEMPTS = 3;
  * any other index it is a bug and surfaces as one.
  */
 export async function mutateAs<T>(
-  deps: Pick<Deps, "db" | "bus" | "clock">,
+  deps: Pick<Deps, "db" | "bus" | "clock" | "webhooks">,
   actor: Actor,
   fn: (tx: Queryable, change: Change) => Promise<T>,
   conflicts: UniqueConflicts = {},
@@ -78,13 +86,14 @@ export async function mutateAs<T>(
 }
 
 async function attemptOnce<T>(
-  deps: Pick<Deps, "db" | "bus">,
+  deps: Pick<Deps, "db" | "bus" | "webhooks">,
   actor: Actor,
   now: number,
   fn: (tx: Queryable, change: Change) => Promise<T>,
 ): Promise<T> {
   const records: AuditEntry[] = [];
   const events: Invalidation[] = [];
+  const emitted = new Map<string, WebhookEvent[]>();
   const correlationId = actor.requestId;
   const change: Change = {
     now,
@@ -102,12 +111,26 @@ async function attemptOnce<T>(
         correlationId,
       }),
     invalidate: (e) => events.push(e),
+    emit(e, workspaceId = actor.workspaceId) {
+      const list = emitted.get(workspaceId);
+      if (list) list.push(e);
+      else emitted.set(workspaceId, [e]);
+    },
   };
+  let deliveries = 0;
   let result: T;
   try {
     result = await deps.db.transaction(async (tx) => {
       const value = await fn(tx, change);
       await auditInsert(tx, records);
+      for (const [workspaceId, list] of emitted) {
+        const outbox = list.map((e) => ({
+          type: e.type,
+          body: deliveryBody(e, now),
+          dedupeKey: null,
+        }));
+        deliveries += await deliveryEnqueue(tx, workspaceId, outbox, now);
+      }
       await deps.bus.notify(tx, events);
       return value;
     });
@@ -119,6 +142,8 @@ async function attemptOnce<T>(
     throw err;
   }
   deps.bus.applyLocal(events);
+  // Other nodes find the deliveries at their next poll; this one starts on them at once.
+  if (deliveries > 0) deps.webhooks?.wake();
   return result;
 }
 

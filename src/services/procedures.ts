@@ -7,6 +7,7 @@ import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { AuthSchema, procedure as procedureOption } from "../../gen/latchkey/v2/options_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { WebhooksService } from "../../gen/latchkey/v2/webhooks_pb.js";
 import { namespaceOf, type Procedure, procedureFromOption } from "./procedure-shape.js";
 
 export { type AuthMode, namespaceOf, type Procedure } from "./procedure-shape.js";
@@ -20,6 +21,7 @@ export const SERVED_SERVICES = [
   PermissionsService,
   RatelimitService,
   AnalyticsService,
+  WebhooksService,
 ] as const;
 
 /** The name of a procedure on the /v2 door: `apis.createApi`. */
@@ -30,7 +32,8 @@ export type ProcedureName =
   | `identities.${Extract<keyof (typeof IdentitiesService)["method"], string>}`
   | `permissions.${Extract<keyof (typeof PermissionsService)["method"], string>}`
   | `ratelimit.${Extract<keyof (typeof RatelimitService)["method"], string>}`
-  | `analytics.${Extract<keyof (typeof AnalyticsService)["method"], string>}`;
+  | `analytics.${Extract<keyof (typeof AnalyticsService)["method"], string>}`
+  | `webhooks.${Extract<keyof (typeof WebhooksService)["method"], string>}`;
 
 const byMethod = new WeakMap<DescMethod, { name: string; procedure: Procedure }>();
 

@@ -8,7 +8,9 @@ import type { CallResult } from "../harness/doors.js";
 // exactly when they say the same thing about the same objects.
 
 /** Every id prefix Latchkey hands out (src/domain/ids.ts), followed by the 16-character random part. */
-const ID = /\b(api|key|id|perm|role|rl|rlns|rlor|ws|req|rk|res)_[A-Za-z0-9]{16}\b/g;
+const ID = /\b(api|key|id|perm|role|rl|rlns|rlor|ws|req|rk|res|whep)_[A-Za-z0-9]{16}\b/g;
+/** A webhook delivery's id (`msg_` and 32 hex digits) and a webhook signing secret. */
+const WEBHOOK_VALUES = /\b(msg_[0-9a-f]{32}|whsec_[A-Za-z0-9+/]{43}=)/g;
 /** The keys of the conformance setups all carry this prefix, so a secret is recognisable. */
 export const KEY_PREFIX = "cf";
 /** A secret (`cf_` and base58) or its displayable start (`cf_` and four characters). */
@@ -65,6 +67,7 @@ export function normalise(result: CallResult, known: Placeholders, now: number):
     let out = s;
     for (const [value, placeholder] of knownEntries) out = out.split(value).join(placeholder);
     out = out.replace(ID, (id, prefix: string) => firstSeen(prefix, id));
+    out = out.replace(WEBHOOK_VALUES, (v) => firstSeen(v.slice(0, v.indexOf("_")), v));
     return out.replace(SECRET, (secret) =>
       firstSeen(secret.length === KEY_PREFIX.length + 5 ? "start" : "secret", secret),
     );

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { DescMethod } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { namespaceOf } from "../../src/services/procedures.js";
 import { type CallResult, SERVICES } from "../harness/doors.js";
 import { currentEngine } from "../harness/engine.js";
@@ -9,6 +9,8 @@ import { useServer } from "../harness/server.js";
 import { changedTables, type Fingerprint, fingerprint } from "../harness/snapshot.js";
 
 const s = useServer();
+// Deliveries are not this file's subject: no attempt may change rows behind its fingerprints.
+beforeAll(() => s.app.webhooks.stop());
 
 /** Every procedure the server serves, derived from the contract. */
 const PROCEDURES = SERVICES.flatMap((service) =>
@@ -207,6 +209,8 @@ interface Fixture {
   externalId: string;
   namespace: string;
   reservationId: string;
+  endpointId: string;
+  deliveryId: string;
 }
 
 let n = 0;
@@ -224,6 +228,14 @@ async function fixture(): Promise<Fixture> {
   const externalId = `${tag}_user`;
   const namespace = `${tag}.ns`;
   await s.seed.permission(slug);
+  // A workspace holds at most 20 endpoints: each fixture's replaces the last one's.
+  await s.db.query("delete from webhook_endpoints where workspace_id = $1", [s.workspaceId]);
+  const endpointId = (
+    await ok("webhooks.createEndpoint", {
+      url: `https://hooks.example.com/${tag}`,
+      eventTypes: ["key.created"],
+    })
+  ).data.endpoint.id as string;
   const roleId = (await ok("permissions.createRole", { name: role, permissions: [slug] })).data
     .roleId;
   await ok("identities.createIdentity", {
@@ -243,7 +255,21 @@ async function fixture(): Promise<Fixture> {
   await ok("ratelimit.setOverride", { namespace, identifier: "vip", limit: 5, duration: 60_000 });
   const reserved = await ok("keys.verifyKey", { key: k.key, credits: { reserve: 2 } });
   const reservationId = reserved.data.reservationId as string;
-  return { ...k, slug, role, roleId, externalId, namespace, reservationId };
+  const [delivery] = await s.db.query<{ id: string }>(
+    "select id from webhook_deliveries where endpoint_id = $1",
+    [endpointId],
+  );
+  return {
+    ...k,
+    slug,
+    role,
+    roleId,
+    externalId,
+    namespace,
+    reservationId,
+    endpointId,
+    deliveryId: delivery?.id as string,
+  };
 }
 
 const sha256 = () => createHash("sha256").update(randomBytes(16)).digest("base64");
@@ -364,6 +390,22 @@ const EXAMPLES: Record<string, (f: Fixture) => Body> = {
     granularity: "day",
   }),
   "analytics.listAuditLogs": (f) => ({ resourceId: f.apiId, limit: 10 }),
+  "webhooks.createEndpoint": () => ({
+    url: "https://hooks.example.com/fuzz",
+    eventTypes: ["key.created", "credits.low"],
+    description: "fuzz",
+    creditsLowThreshold: 5,
+  }),
+  "webhooks.listEndpoints": () => ({ limit: 10 }),
+  "webhooks.updateEndpoint": (f) => ({
+    endpointId: f.endpointId,
+    eventTypes: ["key.deleted"],
+    enabled: true,
+  }),
+  "webhooks.deleteEndpoint": (f) => ({ endpointId: f.endpointId }),
+  "webhooks.rotateSecret": (f) => ({ endpointId: f.endpointId, previousSecretExpiresInMs: 1000 }),
+  "webhooks.listDeliveries": (f) => ({ endpointId: f.endpointId, limit: 5 }),
+  "webhooks.redeliver": (f) => ({ endpointId: f.endpointId, deliveryId: f.deliveryId }),
 };
 
 function exampleOf(procedure: string): (f: Fixture) => Body {
@@ -506,6 +548,8 @@ describe("bodies that are not JSON", () => {
         roleId: "role_x",
         externalId: "user_x",
         namespace: "fz.ns",
+        endpointId: "whep_x",
+        deliveryId: "msg_x",
         reservationId: "res_x",
       });
       const text = JSON.stringify(placeholder);

@@ -13,6 +13,7 @@ import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { WebhooksService } from "../../gen/latchkey/v2/webhooks_pb.js";
 import type { Violation } from "../../src/errors/service-error.js";
 import { decodeObject, encodeMessage } from "../../src/server/json-codec.js";
 import { namespaceOf } from "../../src/services/procedures.js";
@@ -36,6 +37,7 @@ export const SERVICES: readonly DescService[] = [
   PermissionsService,
   RatelimitService,
   AnalyticsService,
+  WebhooksService,
 ];
 
 /** A call's outcome in one shape for every door: the /v2 JSON form of the response. */

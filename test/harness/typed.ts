@@ -9,6 +9,7 @@ import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../gen/latchkey/v2/ratelimit_pb.js";
+import { WebhooksService } from "../../gen/latchkey/v2/webhooks_pb.js";
 
 /**
  * Typed clients of every service, the shape the package's own client has: a procedure's
@@ -51,6 +52,7 @@ export function typedApi(base: Transport, auth: TypedAuth): Api {
     permissions: createClient(PermissionsService, t),
     ratelimit: createClient(RatelimitService, t),
     analytics: createClient(AnalyticsService, t),
+    webhooks: createClient(WebhooksService, t),
   };
 }
 

@@ -31,6 +31,9 @@ interface World {
   overrideId: string;
   /** A reservation of the key's credits, made by verifyKey with credits.reserve. */
   reservationId: string;
+  /** A webhook endpoint, and the delivery of the key's creation to it. */
+  endpointId: string;
+  deliveryId: string;
 }
 
 async function ok(rootKey: string, procedure: string, body: Body): Promise<CallResult> {
@@ -54,6 +57,12 @@ async function world(workspaceId: string, rootKey: string, tag: string): Promise
     identifier: `${tag}-vip-${r}`,
   };
   const apiId = (await ok(rootKey, "apis.createApi", { name: w.apiName })).data.apiId;
+  const endpointId = (
+    await ok(rootKey, "webhooks.createEndpoint", {
+      url: "https://hooks.example.com/latchkey",
+      eventTypes: ["key.created"],
+    })
+  ).data.endpoint.id;
   const permissionId = (
     await ok(rootKey, "permissions.createPermission", { name: w.slug, slug: w.slug })
   ).data.permissionId;
@@ -97,8 +106,14 @@ async function world(workspaceId: string, rootKey: string, tag: string): Promise
     key: key.data.key,
     credits: { reserve: 1 },
   });
+  const delivery = await s.db.query<{ id: string }>(
+    "select id from webhook_deliveries where endpoint_id = $1",
+    [endpointId],
+  );
   return {
     ...w,
+    endpointId,
+    deliveryId: delivery[0]?.id as string,
     reservationId: reservation.data.reservationId,
     apiId,
     keyId: key.data.keyId,
@@ -415,6 +430,37 @@ const TABLE: Record<string, Row> = {
     own: () => ({}),
     foreign: [["a filter on its API", (f) => ({ resourceId: f.apiId }), "empty"]],
   },
+  "webhooks.createEndpoint": {
+    own: () => ({ url: "https://hooks.example.com/matrix", eventTypes: ["key.deleted"] }),
+  },
+  "webhooks.listEndpoints": { own: () => ({}) },
+  "webhooks.updateEndpoint": {
+    own: (d) => ({ endpointId: d.endpointId, description: "matrix" }),
+    foreign: [["its endpoint", (f) => ({ endpointId: f.endpointId, description: "x" }), notFound]],
+  },
+  "webhooks.deleteEndpoint": {
+    own: (d) => ({ endpointId: d.endpointId }),
+    foreign: [["its endpoint", (f) => ({ endpointId: f.endpointId }), notFound]],
+  },
+  "webhooks.rotateSecret": {
+    own: (d) => ({ endpointId: d.endpointId }),
+    foreign: [["its endpoint", (f) => ({ endpointId: f.endpointId }), notFound]],
+  },
+  "webhooks.listDeliveries": {
+    own: (d) => ({ endpointId: d.endpointId }),
+    foreign: [["its endpoint", (f) => ({ endpointId: f.endpointId }), notFound]],
+  },
+  "webhooks.redeliver": {
+    own: (d) => ({ endpointId: d.endpointId, deliveryId: d.deliveryId }),
+    foreign: [
+      ["its endpoint", (f) => ({ endpointId: f.endpointId, deliveryId: f.deliveryId }), notFound],
+      [
+        "its delivery, on our endpoint",
+        (f, d) => ({ endpointId: d.endpointId, deliveryId: f.deliveryId }),
+        notFound,
+      ],
+    ],
+  },
 };
 
 /** Every procedure the server serves but liveness.check, derived from the contract. */
@@ -445,6 +491,8 @@ let own: World;
 let foreign: World;
 
 beforeAll(async () => {
+  // Deliveries are not this file's subject: no attempt may change rows behind its snapshots.
+  await s.app.webhooks.stop();
   own = await world(s.workspaceId, s.rootKey, "own");
   const ws = await s.seed.workspace();
   foreign = await world(ws, await s.seed.rootKey(["*.*.*"], ws), "foreign");

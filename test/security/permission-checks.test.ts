@@ -25,6 +25,8 @@ interface World {
   namespaceId: string;
   identifier: string;
   reservationId: string;
+  endpointId: string;
+  deliveryId: string;
 }
 
 interface Row {
@@ -135,6 +137,31 @@ const TABLE: Record<string, Row> = {
     body: (w) => ({ keyId: w.keyId, start: 0, end: 86_400_000, granularity: "day" }),
   },
   "analytics.listAuditLogs": { needs: ["audit.*.read"], body: () => ({}) },
+  "webhooks.createEndpoint": {
+    needs: ["webhook.*.create_webhook"],
+    body: () => ({ url: "https://hooks.example.com/pc", eventTypes: ["key.created"] }),
+  },
+  "webhooks.listEndpoints": { needs: ["webhook.*.read_webhook"], body: () => ({}) },
+  "webhooks.updateEndpoint": {
+    needs: ["webhook.{endpointId}.update_webhook"],
+    body: (w) => ({ endpointId: w.endpointId, description: "pc" }),
+  },
+  "webhooks.deleteEndpoint": {
+    needs: ["webhook.{endpointId}.delete_webhook"],
+    body: (w) => ({ endpointId: w.endpointId }),
+  },
+  "webhooks.rotateSecret": {
+    needs: ["webhook.{endpointId}.update_webhook"],
+    body: (w) => ({ endpointId: w.endpointId }),
+  },
+  "webhooks.listDeliveries": {
+    needs: ["webhook.{endpointId}.read_webhook"],
+    body: (w) => ({ endpointId: w.endpointId }),
+  },
+  "webhooks.redeliver": {
+    needs: ["webhook.{endpointId}.update_webhook"],
+    body: (w) => ({ endpointId: w.endpointId, deliveryId: w.deliveryId }),
+  },
   "identities.createIdentity": {
     needs: ["identity.*.create_identity"],
     body: () => ({ externalId: `pc_${randomString(8)}` }),
@@ -235,6 +262,10 @@ beforeAll(async () => {
   const slug = `pc.perm.${randomString(8).toLowerCase()}`;
   const namespace = `pc.ns.${randomString(8).toLowerCase()}`;
   const apiId = await s.seed.api();
+  const endpoint = await ok("webhooks.createEndpoint", {
+    url: "https://hooks.example.com/pc",
+    eventTypes: ["key.created"],
+  });
   await ok("permissions.createPermission", { name: slug, slug });
   const role = await ok("permissions.createRole", { name: `pc_${randomString(8)}` });
   const identity = await ok("identities.createIdentity", { externalId: `pc_${randomString(8)}` });
@@ -261,6 +292,12 @@ beforeAll(async () => {
     namespaceId: ns[0]?.id as string,
     identifier: "vip",
     reservationId: reserved.reservationId,
+    endpointId: endpoint.endpoint.id,
+    deliveryId: (
+      await s.db.query<{ id: string }>("select id from webhook_deliveries where endpoint_id = $1", [
+        endpoint.endpoint.id,
+      ])
+    )[0]?.id as string,
   };
 });
 

@@ -109,7 +109,13 @@ const SESSION = [
   "identities.getIdentity",
   "identities.listIdentities",
   "identities.updateIdentity",
+  "webhooks.createEndpoint",
   "keys.createKey",
+  "webhooks.listDeliveries",
+  "webhooks.redeliver",
+  "webhooks.listEndpoints",
+  "webhooks.updateEndpoint",
+  "webhooks.rotateSecret",
   "keys.verifyKey",
   "keys.settleCredits",
   "keys.whoami",
@@ -143,6 +149,7 @@ const SESSION = [
   "permissions.deleteRole",
   "permissions.deletePermission",
   "apis.deleteApi",
+  "webhooks.deleteEndpoint",
 ];
 
 describe("the examples of the OpenAPI document, sent in order to a real server", () => {

@@ -8,6 +8,7 @@ import { KeysService } from "../../../gen/latchkey/v2/keys_pb.js";
 import { LivenessService } from "../../../gen/latchkey/v2/liveness_pb.js";
 import { PermissionsService } from "../../../gen/latchkey/v2/permissions_pb.js";
 import { RatelimitService } from "../../../gen/latchkey/v2/ratelimit_pb.js";
+import { WebhooksService } from "../../../gen/latchkey/v2/webhooks_pb.js";
 
 // What a caller needs to read a refusal, so that it need not depend on Connect itself.
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -19,6 +20,7 @@ export * from "../../../gen/latchkey/v2/keys_pb.js";
 export * from "../../../gen/latchkey/v2/liveness_pb.js";
 export * from "../../../gen/latchkey/v2/permissions_pb.js";
 export * from "../../../gen/latchkey/v2/ratelimit_pb.js";
+export * from "../../../gen/latchkey/v2/webhooks_pb.js";
 
 /** How to reach Latchkey's main port over `fetch` (Node 20+, browsers, other runtimes). */
 export interface LatchkeyClientOptions {
@@ -51,6 +53,7 @@ export interface LatchkeyClient {
   identities: Client<typeof IdentitiesService>;
   permissions: Client<typeof PermissionsService>;
   ratelimit: Client<typeof RatelimitService>;
+  webhooks: Client<typeof WebhooksService>;
   analytics: Client<typeof AnalyticsService>;
   liveness: Client<typeof LivenessService>;
 }
@@ -80,6 +83,7 @@ export function createLatchkeyClient(
     identities: client(IdentitiesService),
     permissions: client(PermissionsService),
     ratelimit: client(RatelimitService),
+    webhooks: client(WebhooksService),
     analytics: client(AnalyticsService),
     liveness: client(LivenessService),
   };

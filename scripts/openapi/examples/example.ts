@@ -32,4 +32,7 @@ export const IDS = {
   key: "wx_3ZtKq8fV2mLpR9xBn4cJ7d7Xymh7",
   rerolledKey: "wx_8HsW2kPz5QnLt3VcX9mRbf3i9ZQC",
   reservationId: "res_4Nq8Lm2Xc6Vb0Zt3",
+  endpointId: "whep_7Kp2Xv9QmR4tLw1Z",
+  deliveryId: "msg_3Fh8Jq2Lz6Wc9Nb4",
+  webhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 } as const;

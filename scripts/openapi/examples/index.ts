@@ -6,6 +6,7 @@ import { KEY_EXAMPLES } from "./keys.ts";
 import { LIVENESS_EXAMPLES } from "./liveness.ts";
 import { PERMISSION_EXAMPLES } from "./permissions.ts";
 import { RATELIMIT_EXAMPLES } from "./ratelimit.ts";
+import { WEBHOOK_EXAMPLES } from "./webhooks.ts";
 
 export { type Example, type Examples, IDS } from "./example.ts";
 
@@ -18,6 +19,7 @@ export const EXAMPLES: Examples = {
   ...LIVENESS_EXAMPLES,
   ...PERMISSION_EXAMPLES,
   ...RATELIMIT_EXAMPLES,
+  ...WEBHOOK_EXAMPLES,
 };
 
 /**

@@ -49,6 +49,10 @@ export async function createIdentity(
         resourceId: id,
         description: `Created identity ${id} (${req.externalId}).`,
       });
+      change.emit({
+        type: "identity.created",
+        data: { identityId: id, externalId: req.externalId },
+      });
       await replaceRatelimits(
         tx,
         change,

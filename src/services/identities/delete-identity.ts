@@ -36,6 +36,10 @@ export async function deleteIdentity(
       resourceId: identity.id,
       description: `Deleted identity ${identity.id} (${identity.externalId}).`,
     });
+    change.emit({
+      type: "identity.deleted",
+      data: { identityId: identity.id, externalId: identity.externalId },
+    });
     change.invalidate({ kind: "identity", workspaceId, id: identity.id });
   });
   return { data: {} };

@@ -78,6 +78,14 @@ export async function updateIdentity(
     }
     if (setMeta || setLimits || setCredits) {
       const fields = [setMeta && "meta", setLimits && "ratelimits", setCredits && "credits"];
+      change.emit({
+        type: "identity.updated",
+        data: {
+          identityId: identity.id,
+          externalId: identity.externalId,
+          changed: fields.filter((f): f is string => typeof f === "string"),
+        },
+      });
       change.audit({
         event: "identity.update",
         resourceType: "identity",

@@ -45,6 +45,10 @@ export async function deleteKey(
       resourceId: key.id,
       description: `${req.permanent ? "Permanently deleted" : "Deleted"} key ${key.id}.`,
     });
+    change.emit({
+      type: "key.deleted",
+      data: { keyId: key.id, apiId: key.apiId, permanent: req.permanent === true },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
   });
   return { data: {} };

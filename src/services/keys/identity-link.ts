@@ -43,6 +43,7 @@ export async function identityForExternalId(
         resourceId: id,
         description: `Created identity ${id} (${externalId}) for a key.`,
       });
+      change.emit({ type: "identity.created", data: { identityId: id, externalId } }, workspaceId);
       return id;
     }
     identity = await identityFindAnyByExternalId(tx, workspaceId, externalId);

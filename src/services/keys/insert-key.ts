@@ -34,6 +34,21 @@ export async function insertKey(
   if (!(await keyInsert(tx, k.row))) return false;
   const ref = { workspaceId: k.row.workspaceId, keyId: k.row.id };
   change.audit({ event: "key.create", resourceType: "key", resourceId: k.row.id, description });
+  change.emit(
+    {
+      type: "key.created",
+      data: {
+        keyId: k.row.id,
+        apiId: k.row.apiId,
+        start: k.row.start,
+        ...(k.row.name !== null ? { name: k.row.name } : {}),
+        ...(k.row.identityId !== null ? { identityId: k.row.identityId } : {}),
+        ...(k.row.expiresAt !== null ? { expires: k.row.expiresAt } : {}),
+        enabled: k.row.enabled,
+      },
+    },
+    k.row.workspaceId,
+  );
   await replaceRatelimits(tx, change, ref, [], k.ratelimits);
   const permissions =
     "rows" in k.permissions

@@ -49,6 +49,10 @@ export async function changeKeyPermissionsOf(
     const key = await findKey(tx, workspaceId, keyId, true);
     const ref = { workspaceId, keyId: key.id };
     const result = await step.apply(tx, change, ref, slugs, creating);
+    change.emit({
+      type: "key.updated",
+      data: { keyId: key.id, apiId: key.apiId, changed: ["permissions"] },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     return result;
   });

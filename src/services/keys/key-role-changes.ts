@@ -41,6 +41,10 @@ export async function changeKeyRolesOf(
     const roles = await resolveRoles(tx, workspaceId, names);
     const ref = { workspaceId, keyId: key.id };
     const result = await apply(tx, change, ref, roles);
+    change.emit({
+      type: "key.updated",
+      data: { keyId: key.id, apiId: key.apiId, changed: ["roles"] },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     const permissions = await permissionsByRole(
       tx,

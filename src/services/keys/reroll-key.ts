@@ -95,6 +95,15 @@ export async function rerollKey(
       resourceId: old.id,
       description: `Rerolled key ${old.id} into ${id}; the old key expires at ${new Date(old.expiresAt).toISOString()}.`,
     });
+    change.emit({
+      type: "key.rerolled",
+      data: {
+        keyId: id,
+        apiId: old.apiId,
+        previousKeyId: old.id,
+        previousKeyExpires: old.expiresAt,
+      },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: old.apiId, id: old.id, hash: old.hash });
     return secret;
   });

@@ -54,6 +54,10 @@ export async function settleCredits(
       resourceId: r.keyId,
       description: `Settled reservation ${r.id} of key ${r.keyId}: used ${s.used} of ${r.amount}, refunded ${s.refunded}, shortfall ${s.shortfall}${expired ? " (expired)" : ""}.`,
     });
+    change.emit({
+      type: "key.updated",
+      data: { keyId: r.keyId, apiId: r.apiId, changed: ["credits"] },
+    });
     if (s.refunded > 0 || s.used > r.amount) {
       // Answers that spend nothing report cached balances: drop the ones this moved.
       const hash = await reservationKeyHash(tx, r.keyId);

@@ -98,6 +98,10 @@ export async function updateCredits(
       resourceId: key.id,
       description: `Updated key ${key.id}, set remaining to ${next.remaining ?? "unlimited"}.`,
     });
+    change.emit({
+      type: "key.updated",
+      data: { keyId: key.id, apiId: key.apiId, changed: ["credits"] },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
     const answer = toCreditsMessage(next) ?? {};
     if (once !== undefined) await keepAnswer(tx, once, CreditsSchema, answer);

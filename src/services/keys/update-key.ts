@@ -93,6 +93,10 @@ export async function updateKey(
       resourceId: key.id,
       description: `Updated ${fields.join(", ") || "nothing"} of key ${key.id}.`,
     });
+    change.emit({
+      type: "key.updated",
+      data: { keyId: key.id, apiId: key.apiId, changed: fields },
+    });
     change.invalidate({ kind: "key", workspaceId, apiId: key.apiId, id: key.id, hash: key.hash });
   });
   return { data: {} };

@@ -83,7 +83,10 @@ export async function verifyKey(
  * transaction), events kept until the record commits and a limiter that knows the tokens to
  * give back if it fails.
  */
-export type VerifyDeps = Pick<Deps, "clock" | "caches" | "metrics" | "limiter"> & {
+export type VerifyDeps = Pick<
+  Deps,
+  "clock" | "caches" | "metrics" | "limiter" | "ratelimitNotices"
+> & {
   credits: CreditSpending;
   events: Pick<EventBuffer, "record">;
   /** Stores reservations, in the transaction the credits are spent in (none outside one). */
@@ -132,6 +135,7 @@ async function decide(
     limitResult(p, decision.outcomes[i] as (typeof decision.outcomes)[number]),
   );
   if (!decision.success) {
+    announceExceeded(deps, record, planned, decision, now);
     return answer({ deps, call, req, record, code: "RATE_LIMITED", balance, pool, limits });
   }
   // 7. Credits: one conditional decrement, committed before we answer; refused → tokens back.
@@ -147,6 +151,33 @@ async function decide(
   }
   const spend = { deps, call, req, record, entry, cost, decision, checks, limits, now };
   return pool === null ? spendCredits(spend) : spendFromPool(spend);
+}
+
+/** Hands the limits that refused a verification to the webhook notices (never awaited). */
+function announceExceeded(
+  deps: VerifyDeps,
+  record: KeyRecordRow,
+  planned: readonly PlannedLimit[],
+  decision: LimitDecision,
+  now: number,
+): void {
+  if (!deps.ratelimitNotices || decision.degraded) return;
+  const exceeded = [];
+  for (const [i, p] of planned.entries()) {
+    const o = decision.outcomes[i];
+    if (o && !o.passed)
+      exceeded.push({ name: p.name, limit: p.limit, durationMs: p.durationMs, reset: o.reset });
+  }
+  deps.ratelimitNotices.exceeded(
+    {
+      workspaceId: record.workspaceId,
+      keyId: record.id,
+      apiId: record.apiId,
+      identityId: record.identityId,
+    },
+    exceeded,
+    now,
+  );
 }
 
 /** Whether a caller (a root key, or none) may learn that this key exists. */

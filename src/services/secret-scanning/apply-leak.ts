@@ -41,7 +41,7 @@ export interface KeyLeaked {
  * this place was reported before (a partner may send a report twice).
  */
 export function applyLeak(
-  deps: Pick<Deps, "db" | "bus" | "clock">,
+  deps: Pick<Deps, "db" | "bus" | "clock" | "webhooks">,
   requestId: string,
   found: LeakedKeyRow,
   place: LeakPlace,
@@ -70,6 +70,7 @@ export function applyLeak(
     if (!fresh) return undefined;
     const what = leakChange(policy, key);
     const target = { resourceType: "key", resourceId: key.id };
+    const ref = { keyId: key.id, apiId: key.apiId };
     if (what === "delete") {
       await keySoftDelete(tx, key.id, change.now);
       change.audit({
@@ -77,6 +78,7 @@ export function applyLeak(
         ...target,
         description: `Revoked leaked key ${key.id}.`,
       });
+      change.emit({ type: "key.deleted", data: { ...ref, permanent: false } });
     } else if (what === "disable") {
       await keyDisable(tx, key.id, change.now);
       change.audit({
@@ -84,6 +86,7 @@ export function applyLeak(
         ...target,
         description: `Disabled leaked key ${key.id}.`,
       });
+      change.emit({ type: "key.updated", data: { ...ref, changed: ["enabled"] } });
     }
     const leak: KeyLeaked = {
       workspaceId: key.workspaceId,
@@ -107,9 +110,9 @@ export function applyLeak(
 }
 
 /**
- * Records a leak in the transaction that applies it: the `key.leaked` audit record. This is
- * the one place a leak is announced; whatever else announces it (a notification to the
- * workspace) goes here too, from `leak`, so that it commits with the change or not at all.
+ * Records a leak in the transaction that applies it: the `key.leaked` audit record and the
+ * `key.leaked` webhook event of the key's workspace, which commit with the change or not at
+ * all. This is the one place a leak is announced.
  */
 function recordLeak(change: Change, leak: KeyLeaked): void {
   change.audit({
@@ -118,4 +121,12 @@ function recordLeak(change: Change, leak: KeyLeaked): void {
     resourceId: leak.keyId,
     description: leakDescription(leak.keyId, leak, leak.policy, leak.change),
   });
+  const { keyId, apiId, source, url, policy, reportedAt } = leak;
+  change.emit(
+    {
+      type: "key.leaked",
+      data: { keyId, apiId, source, url, policy, change: leak.change, reportedAt },
+    },
+    leak.workspaceId,
+  );
 }

@@ -7,6 +7,7 @@ import { KEY_CREATION_ROWS, KEY_READING_ROWS } from "./keys.js";
 import { LIVENESS_ROWS } from "./liveness.js";
 import { PERMISSION_ROWS, ROLE_ROWS } from "./permissions.js";
 import { LIMIT_ROWS, OVERRIDE_ROWS } from "./ratelimit.js";
+import { WEBHOOK_ROWS } from "./webhooks.js";
 
 /** The table: every procedure's representative calls, by namespace. */
 export const ROWS: Row[] = [
@@ -22,4 +23,5 @@ export const ROWS: Row[] = [
   ...LIMIT_ROWS,
   ...OVERRIDE_ROWS,
   ...ANALYTICS_ROWS,
+  ...WEBHOOK_ROWS,
 ];

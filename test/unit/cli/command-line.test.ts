@@ -4,6 +4,7 @@ import { parseCommand } from "../../../src/cli/command.js";
 import { serveCommand, serveConfig } from "../../../src/cli/serve.js";
 import { flagOf, SETTINGS, type SettingName } from "../../../src/config/settings.js";
 import { KeyHashing } from "../../../src/domain/key-hashing.js";
+import { SecretBox } from "../../../src/domain/webhooks/secret-box.js";
 import { cli } from "../../cli/in-process.js";
 
 // Parsing, help and refusals, in this process: none of these opens a database or a port.
@@ -143,6 +144,19 @@ const SAMPLES: Record<SettingName, string> = {
   maxConnections: "100",
   h2MaxConcurrentStreams: "50",
   shutdownTimeoutMs: "3000",
+  webhookRetryBaseMs: "1000",
+  webhookRetryWindowMs: "3600000",
+  webhookDisableAfterMs: "86400000",
+  webhookAllowPrivate: "true",
+  webhookConnectTimeoutMs: "2000",
+  webhookTimeoutMs: "4000",
+  webhookConcurrency: "8",
+  webhookEndpointConcurrency: "2",
+  webhookWorkspaceConcurrency: "3",
+  webhookPollIntervalMs: "500",
+  webhookDeliveryRetentionDays: "7",
+  webhookSecretsKey: "secrets_key_from_the_flag_0123456789",
+  webhookSecretsKeyPrevious: "previous_secrets_key_0123456789abcdef",
 };
 
 describe("serve's settings", () => {
@@ -160,12 +174,15 @@ describe("serve's settings", () => {
     >;
     for (const [name, value] of Object.entries(SAMPLES)) {
       if (name === "keyHashPepper" || name === "keyHashPepperPrevious") continue;
+      if (name === "webhookSecretsKey" || name === "webhookSecretsKeyPrevious") continue;
       expect(config[name], name).toEqual(SETTINGS[name as SettingName].parse(value, name));
     }
     const peppers = new KeyHashing(SAMPLES.keyHashPepper, [SAMPLES.keyHashPepperPrevious]);
     expect((config.keyHashing as KeyHashing).candidates("secret", "plain")).toEqual(
       peppers.candidates("secret", "plain"),
     );
+    const box = new SecretBox(SAMPLES.webhookSecretsKey, [SAMPLES.webhookSecretsKeyPrevious]);
+    expect((config.webhookSecrets as SecretBox).keyIds).toEqual(box.keyIds);
   });
 
   it("names the flag, not the variable, when a flag's value is refused", async () => {
@@ -182,6 +199,8 @@ describe("serve's settings", () => {
       "REQUEST_HEADERS_TIMEOUT_MS=40000: must not exceed REQUEST_TIMEOUT_MS",
     ],
     [{ KEY_HASH_PEPPER: "short" }, "KEY_HASH_PEPPER: a pepper must be"],
+    [{ WEBHOOK_SECRETS_KEY: "short" }, "WEBHOOK_SECRETS_KEY: must be at least 32 characters"],
+    [{ WEBHOOK_RETRY_BASE_MS: "1" }, "WEBHOOK_RETRY_BASE_MS=1: must be an integer from 10"],
     [{ STARTUP_WAIT_S: "-1" }, "STARTUP_WAIT_S=-1"],
     [{ WORKERS: "0" }, "WORKERS=0: must be an integer from 1 to 64, or auto"],
     [

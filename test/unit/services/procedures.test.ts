@@ -153,7 +153,7 @@ function eventsWritten(): Set<string> {
 
 describe("audit events of the procedure options", () => {
   const written = eventsWritten();
-  const MUTATING = /^(create|update|delete|set|add|remove|reroll|migrate)/;
+  const MUTATING = /^(create|update|delete|set|add|remove|reroll|migrate|rotate|redeliver)/;
 
   it("finds the events the code writes", () => {
     expect(written).toContain("key.create");
