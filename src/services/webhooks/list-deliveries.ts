@@ -30,14 +30,16 @@ export async function listDeliveries(
   const endpoint = await findEndpoint(deps.db, principalOf(ctx).workspaceId, req.endpointId);
   authorize(ctx, { endpointId: endpoint.id });
   const limit = req.limit ?? DEFAULT_LIMIT;
-  const rows = await deliveryList(deps.db, endpoint.id, parseCursor(req.cursor), limit + 1);
+  // Both reads see one snapshot: read apart, a delivery's state (in flight, its lease as the
+  // next attempt) could be read before an attempt that ended meanwhile, and shown with it.
+  const { rows, attempts } = await deps.db.transaction(async (tx) => {
+    await tx.exec("set transaction isolation level repeatable read, read only");
+    const rows = await deliveryList(tx, endpoint.id, parseCursor(req.cursor), limit + 1);
+    const ids = rows.slice(0, limit).map((d) => d.id);
+    return { rows, attempts: await attemptsOf(tx, ids, ATTEMPTS_SHOWN) };
+  });
   const page = rows.slice(0, limit);
   const next = rows[limit];
-  const attempts = await attemptsOf(
-    deps.db,
-    page.map((d) => d.id),
-    ATTEMPTS_SHOWN,
-  );
   return {
     data: page.map((d) => ({
       id: d.id,
