@@ -11,6 +11,7 @@ import {
   jsonPlanOf,
 } from "./json-plan.js";
 import { jsonPresenceOf, recordJsonPresence } from "./presence.js";
+import { zeroMessageSource } from "./zero-message.js";
 
 /**
  * The /v2 JSON reader of each message type, generated from its descriptor and options on its
@@ -205,7 +206,7 @@ function generateDecoder(desc: DescMessage): Decoder {
   return compileFunction<Decoder>(
     scope,
     `return function ${functionName("decode", desc)}(json, pointer, out) {
-  const message = create(desc);
+  const message = ${zeroMessageSource(desc) ?? "create(desc)"};
   if (!isPlainObject(json)) {
     ${violation("pointer", "must be a JSON object")}
     return message;
