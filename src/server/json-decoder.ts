@@ -153,6 +153,7 @@ function fieldSource(p: JsonFieldPlan, nested: string | undefined): string {
     );
   }
   return `case ${js(f.jsonName)}:
+      v = json[${js(f.jsonName)}];
       present.add(${local});
       if (v === null) { ${nullCase} } else { ${read} }
       break;`;
@@ -213,11 +214,12 @@ function generateDecoder(desc: DescMessage): Decoder {
   }
   const present = new Set();
   const keys = Object.keys(json);
-  let x;
+  let v, x;
   for (let k = 0; k < keys.length; k++) {
     if (violationsFull(out)) break;
     const key = keys[k];
-    const v = json[key];
+    // Each case reads its member by its constant name (a load V8 can keep monomorphic); a
+    // key that names no field is only reported, its value never read.
     switch (key) {
       ${cases.join("\n      ")}
       default:

@@ -15,6 +15,8 @@ import { contractMessages, jsonBody, messageInit } from "../../generic-codec/mes
 // draws more cases per message type.
 const RUNS = Number(process.env.CODEC_RUNS ?? 30);
 const messages = contractMessages(await generatedServices());
+/** A type's cases can hold lists of thousands of items; on a busy machine that takes seconds. */
+const TIMEOUT_MS = 60_000;
 
 /**
  * A value as text that tells apart everything a message can hold: key order, bigint from
@@ -95,6 +97,7 @@ describe("the generated /v2 codec and validator do what the generic ones did", (
         { numRuns: RUNS },
       );
     },
+    TIMEOUT_MS,
   );
 
   it.each(messages.map((d) => [d.typeName, d] as const))(
@@ -114,6 +117,7 @@ describe("the generated /v2 codec and validator do what the generic ones did", (
         { numRuns: RUNS },
       );
     },
+    TIMEOUT_MS,
   );
 
   it.each(messages.map((d) => [d.typeName, d] as const))(
@@ -132,5 +136,6 @@ describe("the generated /v2 codec and validator do what the generic ones did", (
         { numRuns: RUNS },
       );
     },
+    TIMEOUT_MS,
   );
 });
