@@ -25,7 +25,7 @@ import { genericValidator } from "../../test/generic-codec/validation.ts";
 import { alternate, type Op } from "../lib/alternate.ts";
 import { fromDist } from "../lib/dist.ts";
 import { num, table } from "../lib/markdown.ts";
-import { defineScenario, setting } from "../lib/scenario.ts";
+import { chosenParts, defineScenario, setting } from "../lib/scenario.ts";
 import { round } from "../lib/stats.ts";
 
 const PARTS = ["encode", "verify", "create"] as const;
@@ -185,10 +185,8 @@ export default defineScenario<CodecSettings, CodecResult>({
   name: "codec",
   description: "the /v2 codec and validator: generic descriptor walk vs generated per message",
   settings: ({ quick, args }) => {
-    const unknown = args.filter((a) => !(PARTS as readonly string[]).includes(a));
-    if (unknown.length > 0) throw new Error(`codec: unknown part(s) ${unknown.join(", ")}`);
     return {
-      parts: args.length > 0 ? PARTS.filter((p) => args.includes(p)) : [...PARTS],
+      parts: chosenParts("codec", PARTS, args),
       rounds: setting("BENCH_ROUNDS", 9, 3, quick),
       operations: setting("BENCH_OPERATIONS", 300_000, 30_000, quick),
     };

@@ -23,7 +23,7 @@ import { alternate, type Op } from "../lib/alternate.ts";
 import { adminUrl } from "../lib/database.ts";
 import { fromDist } from "../lib/dist.ts";
 import { num, table } from "../lib/markdown.ts";
-import { defineScenario, setting } from "../lib/scenario.ts";
+import { chosenParts, defineScenario, setting } from "../lib/scenario.ts";
 import { round } from "../lib/stats.ts";
 
 // The context values (9 ns a call) and the call histogram (0.23 us) were compared here too,
@@ -252,10 +252,8 @@ export default defineScenario<InternalsSettings, InternalsResult>({
   description: "library internals against Latchkey's re-implementations, per operation",
   nodeArgs: ["--expose-gc"],
   settings: ({ quick, args }) => {
-    const unknown = args.filter((a) => !(PARTS as readonly string[]).includes(a));
-    if (unknown.length > 0) throw new Error(`internals: unknown part(s) ${unknown.join(", ")}`);
     return {
-      parts: args.length > 0 ? PARTS.filter((p) => args.includes(p)) : [...PARTS],
+      parts: chosenParts("internals", PARTS, args),
       rounds: setting("BENCH_ROUNDS", 5, 3, quick),
       operations: setting("BENCH_OPERATIONS", 1_000_000, 50_000, quick),
       copies: quick ? 5 : 20,

@@ -27,9 +27,9 @@ export interface GenericCodecDeps {
   unexpected: (cause: unknown) => Error;
 }
 
-/** The generic /v2 JSON codec (decodeObject, encodeJson, acceptBareArray) over `deps`. */
+/** The generic /v2 JSON codec (decodeObject, encodeJson) over `deps`. */
 export function genericJsonCodec(deps: GenericCodecDeps) {
-  const { json: jsonOption, json_value: jsonValue, message_rules: messageRules } = deps.options;
+  const { json: jsonOption, json_value: jsonValue } = deps.options;
   const { escapePointer, violationsFull } = deps.fieldRules;
   const { jsonPresenceOf, recordJsonPresence } = deps.presence;
 
@@ -406,32 +406,5 @@ export function genericJsonCodec(deps: GenericCodecDeps) {
     return `${text}}`;
   }
 
-  /** The /v2 JSON form of a message as a value (encodeJson, parsed). */
-  function encodeMessage(
-    desc: DescMessage,
-    message: Record<string, unknown>,
-  ): Record<string, unknown> {
-    return JSON.parse(encodeJson(desc, message)) as Record<string, unknown>;
-  }
-
-  const bareArrayFields = new Map<string, string | null>();
-
-  /**
-   * A bare JSON array as the body of a request whose message declares `bare_array_field`
-   * (ratelimit.multiLimit, as the public SDK sends it) means that field: `[...]` reads as
-   * `{"limits": [...]}`. Any other body is returned as is.
-   */
-  function acceptBareArray(desc: DescMessage, json: unknown): unknown {
-    if (!Array.isArray(json)) return json;
-    let jsonName = bareArrayFields.get(desc.typeName);
-    if (jsonName === undefined) {
-      const name = hasOption(desc, messageRules)
-        ? getOption(desc, messageRules).bareArrayField
-        : undefined;
-      jsonName = desc.fields.find((f) => f.name === name)?.jsonName ?? null;
-      bareArrayFields.set(desc.typeName, jsonName);
-    }
-    return jsonName === null ? json : { [jsonName]: json };
-  }
-  return { decodeObject, encodeJson, encodeMessage, acceptBareArray };
+  return { decodeObject, encodeJson };
 }
