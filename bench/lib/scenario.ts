@@ -54,3 +54,14 @@ export function setting(name: string, normal: number, quick: number, isQuick: bo
 export function noArgs(name: string, args: string[]): void {
   if (args.length > 0) throw new Error(`${name} takes no arguments (got ${args.join(" ")})`);
 }
+
+/** The parts of a scenario its words name (all of them for none); refuses a word naming none. */
+export function chosenParts<P extends string>(
+  name: string,
+  all: readonly P[],
+  args: string[],
+): P[] {
+  const unknown = args.filter((a) => !(all as readonly string[]).includes(a));
+  if (unknown.length > 0) throw new Error(`${name}: unknown part(s) ${unknown.join(", ")}`);
+  return args.length > 0 ? all.filter((p) => args.includes(p)) : [...all];
+}

@@ -1,6 +1,7 @@
 // The scenarios, in the order `npm run bench` runs them.
 import type { Scenario } from "../lib/scenario.ts";
 import analytics from "./analytics.ts";
+import codec from "./codec.ts";
 import connections from "./connections.ts";
 import creditsOnce from "./credits-once.ts";
 import decodeValidate from "./decode-validate.ts";
@@ -36,6 +37,7 @@ export const scenarios: readonly Scenario<object, unknown>[] = [
   pgliteHostile,
   decodeValidate,
   internals,
+  codec,
   footprint,
   soak,
 ];

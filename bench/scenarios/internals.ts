@@ -19,11 +19,12 @@ import type * as InflightModule from "../../src/server/inflight.ts";
 import type * as InvokeModule from "../../src/server/invoke.ts";
 import type * as LiteHeadersModule from "../../src/server/lite-headers.ts";
 import type * as PostgresModule from "../../src/storage/postgres.ts";
+import { alternate, type Op } from "../lib/alternate.ts";
 import { adminUrl } from "../lib/database.ts";
 import { fromDist } from "../lib/dist.ts";
 import { num, table } from "../lib/markdown.ts";
-import { defineScenario, setting } from "../lib/scenario.ts";
-import { median, round } from "../lib/stats.ts";
+import { chosenParts, defineScenario, setting } from "../lib/scenario.ts";
+import { round } from "../lib/stats.ts";
 
 // The context values (9 ns a call) and the call histogram (0.23 us) were compared here too,
 // and given back to the library: their saving was below a whole-server run's noise.
@@ -51,32 +52,18 @@ export interface InternalsResult {
   comparisons: Comparison[];
 }
 
-type Op = (n: number) => unknown;
 let sink = 0;
 
 /** Median ns per operation of `lib` and `ours`, alternated, after a warm-up of each. */
 async function ab(name: string, rounds: number, n: number, lib: Op, ours: Op): Promise<Comparison> {
-  await lib(Math.min(n, 20_000));
-  await ours(Math.min(n, 20_000));
-  const t = { lib: [] as number[], ours: [] as number[] };
-  for (let r = 0; r < rounds; r++) {
-    for (const [k, fn] of [
-      ["lib", lib],
-      ["ours", ours],
-    ] as const) {
-      const t0 = process.hrtime.bigint();
-      await fn(n);
-      t[k].push(Number(process.hrtime.bigint() - t0) / n);
-    }
-  }
-  const libNs = round(median(t.lib), 1);
-  const oursNs = round(median(t.ours), 1);
+  const { ns, spread } = await alternate(rounds, n, [lib, ours]);
+  const [libNs = Number.NaN, oursNs = Number.NaN] = ns;
   const out = {
     name,
     libNs,
     oursNs,
     savedNs: round(libNs - oursNs, 1),
-    spread: { lib: t.lib.map((x) => round(x, 1)), ours: t.ours.map((x) => round(x, 1)) },
+    spread: { lib: spread[0] ?? [], ours: spread[1] ?? [] },
   };
   console.log(JSON.stringify(out));
   return out;
@@ -265,10 +252,8 @@ export default defineScenario<InternalsSettings, InternalsResult>({
   description: "library internals against Latchkey's re-implementations, per operation",
   nodeArgs: ["--expose-gc"],
   settings: ({ quick, args }) => {
-    const unknown = args.filter((a) => !(PARTS as readonly string[]).includes(a));
-    if (unknown.length > 0) throw new Error(`internals: unknown part(s) ${unknown.join(", ")}`);
     return {
-      parts: args.length > 0 ? PARTS.filter((p) => args.includes(p)) : [...PARTS],
+      parts: chosenParts("internals", PARTS, args),
       rounds: setting("BENCH_ROUNDS", 5, 3, quick),
       operations: setting("BENCH_OPERATIONS", 1_000_000, 50_000, quick),
       copies: quick ? 5 : 20,

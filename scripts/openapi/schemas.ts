@@ -114,8 +114,8 @@ export interface SchemaBuilder {
 }
 
 /**
- * A builder of the component schemas, following json-codec.ts (what the door reads and
- * writes) and validation.ts (the bounds it checks).
+ * A builder of the component schemas, following the /v2 JSON form (src/server/json-plan.ts:
+ * what the door reads and writes) and the field rules (validation-plan.ts: the bounds it checks).
  */
 export function createSchemaBuilder(opts: Options, usage: Usage): SchemaBuilder {
   const components = new Map<string, Schema>();

@@ -23,7 +23,7 @@ const OPTIONAL = FieldDescriptorProto_Label.OPTIONAL;
 const REPEATED = FieldDescriptorProto_Label.REPEATED;
 
 /** A message of a contract whose rules name a field that does not exist. */
-function brokenContract(): { exactlyOne: DescMessage; uniqueBy: DescMessage } {
+function brokenContract(): { exactlyOne: DescMessage; uniqueBy: DescMessage; holder: DescMessage } {
   const messageOptions = create(MessageOptionsSchema);
   setExtension(
     messageOptions,
@@ -60,12 +60,27 @@ function brokenContract(): { exactlyOne: DescMessage; uniqueBy: DescMessage } {
           },
         ],
       },
+      {
+        name: "Holder",
+        field: [
+          { name: "name", jsonName: "name", number: 1, type: STRING, label: OPTIONAL },
+          {
+            name: "broken",
+            jsonName: "broken",
+            number: 2,
+            type: MESSAGE,
+            typeName: ".contractfault.ExactlyOne",
+            label: OPTIONAL,
+          },
+        ],
+      },
     ],
   });
   const registry = createFileRegistry(file, () => undefined);
   return {
     exactlyOne: registry.getMessage("contractfault.ExactlyOne") as DescMessage,
     uniqueBy: registry.getMessage("contractfault.UniqueBy") as DescMessage,
+    holder: registry.getMessage("contractfault.Holder") as DescMessage,
   };
 }
 
@@ -92,6 +107,17 @@ describe("a contract rule that names no field", () => {
       expect((err as ServiceError).entry).toBe(catalog.unexpectedError);
       expect((err as ServiceError).detail).not.toContain("nope");
       expect(((err as ServiceError).cause as Error).message).toContain("names no field");
+    }
+  });
+
+  it("is found when a request first reaches the broken message, and on every such request, not before", () => {
+    const { holder } = brokenContract();
+    // The validator of a message is generated when a value of it is first checked: a holder
+    // whose broken member is left out is checked as usual.
+    expect(thrownBy(holder, { name: "x" })).toBeUndefined();
+    for (let i = 0; i < 2; i++) {
+      const err = thrownBy(holder, { name: "x", broken: { a: "y" } });
+      expect((err as ServiceError).entry).toBe(catalog.unexpectedError);
     }
   });
 });
