@@ -142,6 +142,7 @@ const SESSION = [
   "identities.deleteIdentity",
   "permissions.deleteRole",
   "permissions.deletePermission",
+  "apis.updateApi",
   "apis.deleteApi",
 ];
 
