@@ -49,7 +49,16 @@ const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const GEN = "gen/latchkey/v2";
 /** The file written to catch these mutants: run on its own first. */
 const FIRST = "test/security/permission-checks.test.ts";
-const COPIED = ["src", "test", "gen", "package.json", "tsconfig.json", "vitest.config.ts"];
+// bench/lib: vitest.config.ts reads whether nginx is installed from bench/lib/nginx.ts.
+const COPIED = [
+  "src",
+  "test",
+  "gen",
+  "bench/lib",
+  "package.json",
+  "tsconfig.json",
+  "vitest.config.ts",
+];
 
 /** Every file under `dir` (relative to the root) whose name ends with `suffix`. */
 function filesUnder(dir, suffix) {

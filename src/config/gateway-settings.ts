@@ -2,13 +2,15 @@ import { type CidrSet, compileCidrs, MAX_CIDRS, parseCidr } from "../domain/netw
 import { ConfigError, documented, optional, type Setting } from "./parsers.js";
 
 /**
- * TRUSTED_PROXIES: the proxies whose `X-Forwarded-For` the gateway authorization endpoint
- * believes (see domain/forwarded.ts), as comma-separated addresses or CIDR ranges, parsed once
- * at start. Unset: none, and the client is the connection's peer.
+ * TRUSTED_PROXIES: the proxies in front of Latchkey whose forwarded headers are believed (see
+ * domain/forwarded.ts and server/forwarded-request.ts): `X-Forwarded-For` by the gateway
+ * authorization endpoint and the console's sign-in bound, `X-Forwarded-Proto` by the console's
+ * session cookie. Comma-separated addresses or CIDR ranges, parsed once at start. Unset: none,
+ * the headers are ignored and the client is the connection's peer.
  */
 const trustedProxies: Setting<CidrSet> = {
   env: "TRUSTED_PROXIES",
-  help: "proxies whose X-Forwarded-For the gateway endpoint believes (comma-separated CIDRs)",
+  help: "proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (comma-separated CIDRs)",
   shownDefault: "(none)",
   accepts: `up to ${MAX_CIDRS} IPv4 or IPv6 addresses or CIDR ranges, comma-separated`,
   parse(raw, label) {
@@ -37,11 +39,11 @@ function headerNameCheck(value: string, label: string): string {
   return value.toLowerCase();
 }
 
-/** The settings of the gateway doors, for the table of settings.ts. */
+/** The settings of the gateway doors and of the proxies in front, for the table of settings.ts. */
 export const GATEWAY_SETTINGS = {
   trustedProxies: documented(
     trustedProxies,
-    "the proxies (comma-separated addresses or CIDR ranges, at most 100) whose `X-Forwarded-For` the gateway authorization endpoint `/v2/gateway/authorize` believes: the client is the first address, walking `X-Forwarded-For` from the right, that is not one of them; unset, `X-Forwarded-For` is ignored and the client is the connection's peer (see [gateways](gateways.md#the-client-address))",
+    "the proxies in front of Latchkey (comma-separated addresses or CIDR ranges, at most 100) whose forwarded headers are believed, and only on a connection from one of them: the client is the first address, walking `X-Forwarded-For` from the right, that is not one of them (for the gateway authorization endpoint `/v2/gateway/authorize` and for counting console sign-in attempts per address), and the console's session cookie is `Secure` when `X-Forwarded-Proto` says `https`; unset, both headers are ignored and the client is the connection's peer (see [gateways](gateways.md#the-client-address) and [console](console.md))",
   ),
   gatewayKeyHeader: documented(
     optional("GATEWAY_KEY_HEADER", "another header the gateway endpoint reads end-user keys from", {

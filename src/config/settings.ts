@@ -286,14 +286,6 @@ export const SETTINGS = {
     ),
     "console sign-in attempts one client address may make per minute on each process (further ones answer 429 before the root key is read); every process also takes at most 100 times as many from all addresses together",
   ),
-  trustProxy: documented(
-    boolean(
-      "TRUST_PROXY",
-      false,
-      "trust X-Forwarded-Proto and X-Forwarded-For from the proxy in front",
-    ),
-    "`true` when Latchkey runs behind a proxy that sets `X-Forwarded-Proto` and `X-Forwarded-For`: the console's session cookie is then `Secure` when the proxy says `https`, and sign-in attempts are counted by the address the proxy appended last. Leave `false` when clients reach Latchkey directly (they could send those headers themselves)",
-  ),
   ratelimitFailureMode: documented(
     oneOf(
       "RATELIMIT_FAILURE_MODE",

@@ -22,6 +22,16 @@ function entryAddress(entry: string): string | undefined {
 }
 
 /**
+ * Whether the connection's peer is one of the trusted proxies, whose forwarded headers
+ * (`X-Forwarded-For`, `X-Forwarded-Proto`) may be believed. A peer that is not an address is
+ * not trusted.
+ */
+export function isTrustedPeer(peer: string | undefined, trusted: CidrSet): boolean {
+  const peerIp = peer === undefined ? undefined : parseIp(peer);
+  return peerIp !== undefined && cidrsContain(trusted, peerIp);
+}
+
+/**
  * The address of the client a request was made for, as far as trusted proxies vouch for it.
  * The connection's peer is the client unless it is a trusted proxy; then `X-Forwarded-For`
  * (each proxy appends the address it received the request from) is walked from the right,
@@ -38,10 +48,8 @@ export function clientAddress(
   forwardedFor: string | undefined,
   trusted: CidrSet,
 ): string | undefined {
-  const peerIp = peer === undefined ? undefined : parseIp(peer);
-  if (peer === undefined || peerIp === undefined) return undefined;
-  if (!cidrsContain(trusted, peerIp)) return peer;
-  if (forwardedFor === undefined) return peer;
+  if (peer === undefined || parseIp(peer) === undefined) return undefined;
+  if (!isTrustedPeer(peer, trusted) || forwardedFor === undefined) return peer;
   const entries = forwardedFor.split(",").filter((e) => e.trim() !== "");
   if (entries.length > MAX_FORWARDED_HOPS) return undefined;
   let client = peer;

@@ -9,12 +9,14 @@ import {
   sessionSecretOf,
 } from "../domain/console-session.js";
 import { newId } from "../domain/ids.js";
+import type { CidrSet } from "../domain/networks.js";
 import { AttemptWindow } from "../domain/sign-in-bounds.js";
 import { errors } from "../errors/service-error.js";
 import type { Principal } from "../services/call.js";
 import { resolveSession, signIn, signOut } from "../services/console-sessions.js";
 import type { Deps } from "../services/deps.js";
 import { errorEnvelope } from "./error-envelope.js";
+import { requestClientAddress, requestIsSecure } from "./forwarded-request.js";
 import { errorType, toServiceError } from "./interceptors/request-context.js";
 import { isJsonContentType } from "./json-door.js";
 import { BodyTooLargeError, type NodeRequest, type NodeResponse, readBody } from "./node-io.js";
@@ -66,7 +68,7 @@ function answer(
 const handleSignIn: Handler = async ({ deps, attempts, idleS }, req, res, requestId) => {
   const { config, metrics } = deps;
   const now = deps.clock.now();
-  if (!attempts.admit(clientAddress(req, config.trustProxy), now)) {
+  if (!attempts.admit(attemptAddress(req, config.trustedProxies), now)) {
     metrics.consoleSignIns.inc({ outcome: "limited" });
     const retry = String(Math.ceil(attempts.retryAfterMs(now) / 1000));
     throw Object.assign(errors.signInRateLimited(), { retryAfter: retry });
@@ -87,7 +89,11 @@ const handleSignIn: Handler = async ({ deps, attempts, idleS }, req, res, reques
     200,
     { meta: { requestId }, data: view },
     {
-      "set-cookie": sessionCookie(session.secret, maxAgeS, isSecure(req, config.trustProxy)),
+      "set-cookie": sessionCookie(
+        session.secret,
+        maxAgeS,
+        requestIsSecure(req, config.trustedProxies),
+      ),
     },
   );
 };
@@ -116,7 +122,7 @@ const handleSignOut: Handler = async ({ deps }, req, res, requestId) => {
     200,
     { meta: { requestId }, data: {} },
     {
-      "set-cookie": clearedSessionCookies(isSecure(req, deps.config.trustProxy)),
+      "set-cookie": clearedSessionCookies(requestIsSecure(req, deps.config.trustedProxies)),
     },
   );
 };
@@ -180,7 +186,7 @@ function fail(
   if (retryAfter) extra["retry-after"] = retryAfter;
   // A session that has ended is removed from the browser too.
   if (err.detail === errors.consoleSessionEnded().detail)
-    extra["set-cookie"] = clearedSessionCookies(isSecure(req, deps.config.trustProxy));
+    extra["set-cookie"] = clearedSessionCookies(requestIsSecure(req, deps.config.trustedProxies));
   if (err.entry.status === 413 && !("stream" in res)) extra.connection = "close";
   const envelope = errorEnvelope(err, requestId, errorType(deps.config.docsUrl, err));
   answer(res, requestId, err.entry.status, envelope, extra);
@@ -214,28 +220,12 @@ async function readSignIn(req: NodeRequest): Promise<string> {
   return rootKey;
 }
 
-/** Whether the request came over TLS, or through a trusted proxy that says it did. */
-function isSecure(req: NodeRequest, trustProxy: boolean): boolean {
-  if ((req.socket as { encrypted?: boolean }).encrypted === true) return true;
-  if (!trustProxy) return false;
-  const proto = req.headers["x-forwarded-proto"];
-  const first = (Array.isArray(proto) ? proto[0] : proto)?.split(",")[0]?.trim().toLowerCase();
-  return first === "https";
-}
-
 /**
- * The address sign-in attempts are counted by: the socket's peer, or behind a trusted proxy
- * the last address of X-Forwarded-For (the one that proxy appended; earlier ones are the
- * client's to write).
+ * The address sign-in attempts are counted by: the client's, as the trusted proxies vouch for
+ * it (the same walk of X-Forwarded-For as the gateway's), else the connection's peer.
  */
-function clientAddress(req: NodeRequest, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers["x-forwarded-for"];
-    const list = Array.isArray(forwarded) ? forwarded.join(",") : forwarded;
-    const last = list?.split(",").at(-1)?.trim();
-    if (last) return last;
-  }
-  return req.socket.remoteAddress ?? "unknown";
+function attemptAddress(req: NodeRequest, trustedProxies: CidrSet): string {
+  return requestClientAddress(req, trustedProxies) ?? req.socket.remoteAddress ?? "unknown";
 }
 
 function send(

@@ -1,5 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KeyFormat, LeakPolicy } from "../../gen/latchkey/v2/apis_pb.js";
 import { useServer } from "../harness/server.js";
 import {
   consolePage,
@@ -156,6 +157,57 @@ describe.skipIf(!haveChromium)("the console in headless Chromium", () => {
       await page
         .getByRole("img", { name: new RegExp(`Credits of ${keyId}: [1-9]\\d* spent`) })
         .waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it("changes an API's settings from its page, and a verification sees its networks at once", async () => {
+    const { key, apiId } = await s.seed.key({ name: "networked" });
+    const verify = async (clientIp: string) => {
+      const res = await fetch(`${s.url}/v2/keys.verifyKey`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.rootKey}` },
+        body: JSON.stringify({ key, clientIp }),
+      });
+      return (await json(res)).data.code;
+    };
+    expect(await verify("198.51.100.1")).toBe("VALID");
+    const { page, context, problems } = await consolePage(browser);
+    try {
+      await signInWith(page, s.url, s.rootKey);
+      await page.goto(`${s.url}/console/apis/${apiId}`);
+      await page.getByRole("button", { name: "API settings" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Name").fill("networked api");
+      await dialog.getByLabel("Allowed networks").fill("10.0.0.0/8, 2001:db8::/32");
+      await dialog.getByRole("combobox", { name: "When a key leaks" }).click();
+      await page.getByRole("option", { name: "Only record it" }).click();
+      await dialog.getByRole("button", { name: "Save settings" }).click();
+      await page.getByRole("heading", { name: "networked api" }).waitFor();
+      expect((await s.api.apis.getApi({ apiId })).data).toMatchObject({
+        name: "networked api",
+        leakPolicy: LeakPolicy.NOTIFY,
+        keyFormat: KeyFormat.CHECKSUMMED,
+        allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"],
+      });
+      expect(await verify("198.51.100.1")).toBe("FORBIDDEN");
+      expect(await verify("10.1.2.3")).toBe("VALID");
+
+      // Emptied, the list is removed: the key verifies from anywhere again.
+      await page.getByRole("button", { name: "API settings" }).click();
+      await dialog.getByLabel("Allowed networks").fill("");
+      await dialog.getByRole("button", { name: "Save settings" }).click();
+      await dialog.waitFor({ state: "detached" });
+      expect(await verify("198.51.100.1")).toBe("VALID");
+
+      // A range the server refuses is shown in the dialog, which stays open.
+      await page.getByRole("button", { name: "API settings" }).click();
+      await dialog.getByLabel("Allowed networks").fill("10.0.0.1/8");
+      await dialog.getByRole("button", { name: "Save settings" }).click();
+      await textOnceContains(dialog.getByRole("alert"), "10.0.0.0/8");
+      expect((await s.api.apis.getApi({ apiId })).data?.allowedCidrs).toEqual([]);
       expect(problems).toEqual([]);
     } finally {
       await context.close();

@@ -1,18 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { expireConsoleSessions } from "../../src/analytics/retention.js";
+import { compileCidrs } from "../../src/domain/networks.js";
 import { useServer } from "../harness/server.js";
 import { consoleCall, json, type SignInResult, sessionRows, signIn } from "./helpers.js";
 
 const IDLE_S = 600;
 const MAX_S = 3_600;
-// The server trusts a proxy, so each test counts its sign-ins under an address of its own.
+// The server trusts the loopback address the tests connect from as a proxy (and a proxy
+// network behind it), so each test counts its sign-ins under an address of its own, the one
+// X-Forwarded-For names.
 const s = useServer({
   config: {
     consoleSessionIdleS: IDLE_S,
     consoleSessionMaxS: MAX_S,
     consoleSessionsPerRootKey: 3,
     consoleSignInsPerMinute: 5,
-    trustProxy: true,
+    trustedProxies: compileCidrs(["127.0.0.1", "10.0.0.0/8"]),
   },
 });
 let addresses = 0;
@@ -120,6 +123,30 @@ describe("console sign-in", () => {
     expect((await signIn(s, s.rootKey, from())).status).toBe(200);
     s.clock.advance(60_000);
     expect((await signIn(s, s.rootKey, address)).status).toBe(200);
+  });
+
+  it("counts attempts by the client the trusted proxies vouch for, walking X-Forwarded-For from the right", async () => {
+    const client = `198.51.100.${++addresses}`;
+    // What the client wrote itself (left of its own address) changes nothing; the proxies
+    // behind the first one (10.0.0.0/8) are walked over.
+    const chains = [
+      client,
+      `203.0.113.1, ${client}`,
+      `203.0.113.2, ${client}, 10.0.0.7`,
+      `${client}, 10.1.1.1, 10.0.0.2`,
+      `203.0.113.3, ${client}`,
+    ];
+    for (const chain of chains) {
+      const res = await signIn(s, "wrong_key_0123456789", { "x-forwarded-for": chain });
+      expect({ chain, status: res.status }).toEqual({ chain, status: 401 });
+    }
+    const refused = await signIn(s, s.rootKey, { "x-forwarded-for": `192.0.2.1, ${client}` });
+    expect(refused.status).toBe(429);
+    // The proxy's own address is not the client: another client behind it is not held back.
+    const other = await signIn(s, s.rootKey, {
+      "x-forwarded-for": `198.51.100.${++addresses}, 10.0.0.7`,
+    });
+    expect(other.status).toBe(200);
   });
 
   it("keeps at most CONSOLE_SESSIONS_PER_ROOT_KEY sessions, ending the least recently used", async () => {
@@ -323,12 +350,26 @@ describe("the session endpoint and sign-out", () => {
   });
 });
 
-describe("a server that trusts no proxy", () => {
-  const plain = useServer();
+describe("a server whose trusted proxies do not include the connection's peer", () => {
+  // The tests connect from 127.0.0.1, which is not among these proxies: its forwarded headers
+  // are a client's own words.
+  const plain = useServer({
+    config: { trustedProxies: compileCidrs(["10.0.0.0/8"]), consoleSignInsPerMinute: 2 },
+  });
   it("ignores X-Forwarded-Proto: the cookie is not Secure over plain HTTP", async () => {
     const res = await signIn(plain, plain.rootKey, { "x-forwarded-proto": "https" });
     expect(res.status).toBe(200);
     expect(res.setCookies[0]).not.toContain("Secure");
     expect(res.setCookies[0]).toMatch(/^latchkey_console=/);
+  });
+
+  it("ignores X-Forwarded-For: attempts are counted by the peer, whatever address it names", async () => {
+    plain.clock.advance(60_000);
+    for (const address of ["198.51.100.1", "198.51.100.2"]) {
+      const res = await signIn(plain, "wrong_key_0123456789", { "x-forwarded-for": address });
+      expect(res.status).toBe(401);
+    }
+    const refused = await signIn(plain, plain.rootKey, { "x-forwarded-for": "198.51.100.3" });
+    expect(refused.status).toBe(429);
   });
 });

@@ -279,6 +279,13 @@ const EXAMPLES: Record<string, (f: Fixture) => Body> = {
   "liveness.check": () => ({}),
   "apis.createApi": () => ({ name: "fuzzed api" }),
   "apis.getApi": (f) => ({ apiId: f.apiId }),
+  "apis.updateApi": (f) => ({
+    apiId: f.apiId,
+    name: "fuzzed api renamed",
+    keyFormat: "plain",
+    leakPolicy: "notify",
+    allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"],
+  }),
   "apis.deleteApi": (f) => ({ apiId: f.apiId }),
   "apis.listApis": () => ({ limit: 10 }),
   "apis.listKeys": (f) => ({ apiId: f.apiId, limit: 10, externalId: f.externalId }),

@@ -151,6 +151,10 @@ const TABLE: Record<string, Row> = {
     own: (d) => ({ apiId: d.apiId }),
     foreign: [["its API", (f) => ({ apiId: f.apiId }), notFound]],
   },
+  "apis.updateApi": {
+    own: (d) => ({ apiId: d.apiId, name: "matrix renamed" }),
+    foreign: [["its API", (f) => ({ apiId: f.apiId, allowedCidrs: null }), notFound]],
+  },
   "apis.deleteApi": {
     own: (d) => ({ apiId: d.apiId }),
     foreign: [["its API", (f) => ({ apiId: f.apiId }), notFound]],

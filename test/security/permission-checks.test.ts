@@ -43,6 +43,10 @@ const key = "api.{apiId}.update_key";
 const TABLE: Record<string, Row> = {
   "apis.createApi": { needs: ["api.*.create_api"], body: () => ({ name: "pc api" }) },
   "apis.getApi": { needs: ["api.{apiId}.read_api"], body: (w) => ({ apiId: w.apiId }) },
+  "apis.updateApi": {
+    needs: ["api.{apiId}.update_api"],
+    body: (w) => ({ apiId: w.apiId, name: "pc renamed" }),
+  },
   "apis.deleteApi": { needs: ["api.{apiId}.delete_api"], body: (w) => ({ apiId: w.apiId }) },
   "apis.listApis": { needs: ["api.*.read_api"], body: () => ({}) },
   "apis.listKeys": {

@@ -148,6 +148,7 @@ const SESSION = [
   "identities.deleteIdentity",
   "permissions.deleteRole",
   "permissions.deletePermission",
+  "apis.updateApi",
   "apis.deleteApi",
   "webhooks.deleteEndpoint",
 ];

@@ -1,5 +1,6 @@
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { LeakPolicy } from "../../gen/latchkey/v2/apis_pb.js";
 import { VerifyKeyCode } from "../../gen/latchkey/v2/keys_pb.js";
 import { keyIdentifierOf, readPublicKeySetting } from "../../src/domain/github-keys.js";
 import { KeyHashing } from "../../src/domain/key-hashing.js";
@@ -134,6 +135,18 @@ describe("the secret-scanning receiver", () => {
     await report(s, [match(key)]);
     expect(await verify(key)).toBe(VerifyKeyCode.VALID);
     expect(await events(keyId)).toEqual(["key.create", "key.leaked"]);
+  });
+
+  it("applies the policy an API was given by apis.updateApi to the keys reported afterwards", async () => {
+    const apiId = await s.seed.api(undefined, undefined, { leakPolicy: "notify" });
+    const first = await keyIn(apiId);
+    const second = await keyIn(apiId);
+    await report(s, [match(first.key)]);
+    await s.api.apis.updateApi({ apiId, leakPolicy: LeakPolicy.REVOKE });
+    await report(s, [match(second.key)]);
+    expect(await verify(first.key)).toBe(VerifyKeyCode.VALID);
+    expect(await verify(second.key)).toBe(VerifyKeyCode.NOT_FOUND);
+    expect(await events(second.keyId)).toEqual(["key.create", "key.delete", "key.leaked"]);
   });
 
   it("changes nothing for a report it has seen, and records a new place without changing more", async () => {

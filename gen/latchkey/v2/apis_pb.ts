@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
 import type { Pagination, ResponseMeta } from "./common_pb.js";
 import { file_latchkey_v2_common } from "./common_pb.js";
 import type { Key } from "./keys_pb.js";
@@ -15,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file latchkey/v2/apis.proto.
  */
 export const file_latchkey_v2_apis: GenFile = /*@__PURE__*/
-  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiLXAQoQQ3JlYXRlQXBpUmVxdWVzdBIZCgRuYW1lGAEgASgJQguiuxgHCAEQAxiAAhIvCgprZXlfZm9ybWF0GAIgASgOMhYubGF0Y2hrZXkudjIuS2V5Rm9ybWF0SACIAQESMQoLbGVha19wb2xpY3kYAyABKA4yFy5sYXRjaGtleS52Mi5MZWFrUG9saWN5SAGIAQESJQoNYWxsb3dlZF9jaWRycxgEIAMoCUIOorsYChgxQGRiBGNpZHJCDQoLX2tleV9mb3JtYXRCDgoMX2xlYWtfcG9saWN5Im4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIpABCgNBcGkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIqCgprZXlfZm9ybWF0GAMgASgOMhYubGF0Y2hrZXkudjIuS2V5Rm9ybWF0EiwKC2xlYWtfcG9saWN5GAQgASgOMhcubGF0Y2hrZXkudjIuTGVha1BvbGljeRIVCg1hbGxvd2VkX2NpZHJzGAUgAygJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhImIKD0xpc3RBcGlzUmVxdWVzdBIcCgVsaW1pdBgBIAEoBUIIorsYBCgBMGRIAIgBARIcCgZjdXJzb3IYAiABKAlCB6K7GAMYgAhIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciKQAQoQTGlzdEFwaXNSZXNwb25zZRInCgRtZXRhGAEgASgLMhkubGF0Y2hrZXkudjIuUmVzcG9uc2VNZXRhEiYKBGRhdGEYAiADKAsyEC5sYXRjaGtleS52Mi5BcGlCBqq7GAIQARIrCgpwYWdpbmF0aW9uGAMgASgLMhcubGF0Y2hrZXkudjIuUGFnaW5hdGlvbiKPAgoPTGlzdEtleXNSZXF1ZXN0EhYKBmFwaV9pZBgBIAEoCUIGorsYAggBEhwKBWxpbWl0GAIgASgFQgiiuxgEKAEwZEgAiAEBEhwKBmN1cnNvchgDIAEoCUIHorsYAxiACEgBiAEBEiMKC2V4dGVybmFsX2lkGAQgASgJQgmiuxgFEAEY/wFIAogBARIUCgdkZWNyeXB0GAUgASgISAOIAQESIgoVcmV2YWxpZGF0ZV9rZXlzX2NhY2hlGAYgASgISASIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3JCDgoMX2V4dGVybmFsX2lkQgoKCF9kZWNyeXB0QhgKFl9yZXZhbGlkYXRlX2tleXNfY2FjaGUikAEKEExpc3RLZXlzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRImCgRkYXRhGAIgAygLMhAubGF0Y2hrZXkudjIuS2V5QgaquxgCEAESKwoKcGFnaW5hdGlvbhgDIAEoCzIXLmxhdGNoa2V5LnYyLlBhZ2luYXRpb24qdQoJS2V5Rm9ybWF0EhoKFktFWV9GT1JNQVRfVU5TUEVDSUZJRUQQABIfChBLRVlfRk9STUFUX1BMQUlOEAEaCbK7GAVwbGFpbhIrChZLRVlfRk9STUFUX0NIRUNLU1VNTUVEEAIaD7K7GAtjaGVja3N1bW1lZCqXAQoKTGVha1BvbGljeRIbChdMRUFLX1BPTElDWV9VTlNQRUNJRklFRBAAEiIKEkxFQUtfUE9MSUNZX1JFVk9LRRABGgqyuxgGcmV2b2tlEiQKE0xFQUtfUE9MSUNZX0RJU0FCTEUQAhoLsrsYB2Rpc2FibGUSIgoSTEVBS19QT0xJQ1lfTk9USUZZEAMaCrK7GAZub3RpZnky+QQKC0FwaXNTZXJ2aWNlEnAKCUNyZWF0ZUFwaRIdLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXNwb25zZSIkwrsYIAgCEhBhcGkuKi5jcmVhdGVfYXBpIgphcGkuY3JlYXRlEmwKBkdldEFwaRIaLmxhdGNoa2V5LnYyLkdldEFwaVJlcXVlc3QaGy5sYXRjaGtleS52Mi5HZXRBcGlSZXNwb25zZSIpwrsYJQgCEhRhcGkue2FwaUlkfS5yZWFkX2FwaSoLYXBpTm90Rm91bmQSgwEKCURlbGV0ZUFwaRIdLmxhdGNoa2V5LnYyLkRlbGV0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXNwb25zZSI3wrsYMwgCEhZhcGkue2FwaUlkfS5kZWxldGVfYXBpIgphcGkuZGVsZXRlKgthcGlOb3RGb3VuZBJlCghMaXN0QXBpcxIcLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVzcG9uc2UiHMK7GBgIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkSnAEKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSJTwrsYTwgCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGkqC2FwaU5vdEZvdW5kKhJwcmVjb25kaXRpb25GYWlsZWRCdwoPY29tLmxhdGNoa2V5LnYyQglBcGlzUHJvdG9QAVombGF0Y2hrZXkvZ2VuL2dvL2xhdGNoa2V5L3YyO2xhdGNoa2V5djKiAgNMWFiqAgtMYXRjaGtleS5WMsoCC0xhdGNoa2V5XFYy6gIMTGF0Y2hrZXk6OlYyYgZwcm90bzM", [file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
+  fileDesc("ChZsYXRjaGtleS92Mi9hcGlzLnByb3RvEgtsYXRjaGtleS52MiLXAQoQQ3JlYXRlQXBpUmVxdWVzdBIZCgRuYW1lGAEgASgJQguiuxgHCAEQAxiAAhIvCgprZXlfZm9ybWF0GAIgASgOMhYubGF0Y2hrZXkudjIuS2V5Rm9ybWF0SACIAQESMQoLbGVha19wb2xpY3kYAyABKA4yFy5sYXRjaGtleS52Mi5MZWFrUG9saWN5SAGIAQESJQoNYWxsb3dlZF9jaWRycxgEIAMoCUIOorsYChgxQGRiBGNpZHJCDQoLX2tleV9mb3JtYXRCDgoMX2xlYWtfcG9saWN5Im4KEUNyZWF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESMAoEZGF0YRgCIAEoCzIiLmxhdGNoa2V5LnYyLkNyZWF0ZUFwaVJlc3BvbnNlRGF0YSInChVDcmVhdGVBcGlSZXNwb25zZURhdGESDgoGYXBpX2lkGAEgASgJIicKDUdldEFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEiWQoOR2V0QXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRIeCgRkYXRhGAIgASgLMhAubGF0Y2hrZXkudjIuQXBpIpABCgNBcGkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIqCgprZXlfZm9ybWF0GAMgASgOMhYubGF0Y2hrZXkudjIuS2V5Rm9ybWF0EiwKC2xlYWtfcG9saWN5GAQgASgOMhcubGF0Y2hrZXkudjIuTGVha1BvbGljeRIVCg1hbGxvd2VkX2NpZHJzGAUgAygJIioKEERlbGV0ZUFwaVJlcXVlc3QSFgoGYXBpX2lkGAEgASgJQgaiuxgCCAEidgoRRGVsZXRlQXBpUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRI4CgRkYXRhGAIgASgLMiIubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2VEYXRhQgaquxgCEAEiFwoVRGVsZXRlQXBpUmVzcG9uc2VEYXRhIrICChBVcGRhdGVBcGlSZXF1ZXN0EhYKBmFwaV9pZBgBIAEoCUIGorsYAggBEhwKBG5hbWUYAiABKAlCCaK7GAUQAxiAAkgAiAEBEi8KCmtleV9mb3JtYXQYAyABKA4yFi5sYXRjaGtleS52Mi5LZXlGb3JtYXRIAYgBARIxCgtsZWFrX3BvbGljeRgEIAEoDjIXLmxhdGNoa2V5LnYyLkxlYWtQb2xpY3lIAogBARIrCg1hbGxvd2VkX2NpZHJzGAUgAygJQhSiuxgKGDFAZGIEY2lkcqq7GAIIARIvCgt1cGRhdGVfbWFzaxgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDQoLX2tleV9mb3JtYXRCDgoMX2xlYWtfcG9saWN5IlwKEVVwZGF0ZUFwaVJlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESHgoEZGF0YRgCIAEoCzIQLmxhdGNoa2V5LnYyLkFwaSJiCg9MaXN0QXBpc1JlcXVlc3QSHAoFbGltaXQYASABKAVCCKK7GAQoATBkSACIAQESHAoGY3Vyc29yGAIgASgJQgeiuxgDGIAISAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IikAEKEExpc3RBcGlzUmVzcG9uc2USJwoEbWV0YRgBIAEoCzIZLmxhdGNoa2V5LnYyLlJlc3BvbnNlTWV0YRImCgRkYXRhGAIgAygLMhAubGF0Y2hrZXkudjIuQXBpQgaquxgCEAESKwoKcGFnaW5hdGlvbhgDIAEoCzIXLmxhdGNoa2V5LnYyLlBhZ2luYXRpb24ijwIKD0xpc3RLZXlzUmVxdWVzdBIWCgZhcGlfaWQYASABKAlCBqK7GAIIARIcCgVsaW1pdBgCIAEoBUIIorsYBCgBMGRIAIgBARIcCgZjdXJzb3IYAyABKAlCB6K7GAMYgAhIAYgBARIjCgtleHRlcm5hbF9pZBgEIAEoCUIJorsYBRABGP8BSAKIAQESFAoHZGVjcnlwdBgFIAEoCEgDiAEBEiIKFXJldmFsaWRhdGVfa2V5c19jYWNoZRgGIAEoCEgEiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yQg4KDF9leHRlcm5hbF9pZEIKCghfZGVjcnlwdEIYChZfcmV2YWxpZGF0ZV9rZXlzX2NhY2hlIpABChBMaXN0S2V5c1Jlc3BvbnNlEicKBG1ldGEYASABKAsyGS5sYXRjaGtleS52Mi5SZXNwb25zZU1ldGESJgoEZGF0YRgCIAMoCzIQLmxhdGNoa2V5LnYyLktleUIGqrsYAhABEisKCnBhZ2luYXRpb24YAyABKAsyFy5sYXRjaGtleS52Mi5QYWdpbmF0aW9uKnUKCUtleUZvcm1hdBIaChZLRVlfRk9STUFUX1VOU1BFQ0lGSUVEEAASHwoQS0VZX0ZPUk1BVF9QTEFJThABGgmyuxgFcGxhaW4SKwoWS0VZX0ZPUk1BVF9DSEVDS1NVTU1FRBACGg+yuxgLY2hlY2tzdW1tZWQqlwEKCkxlYWtQb2xpY3kSGwoXTEVBS19QT0xJQ1lfVU5TUEVDSUZJRUQQABIiChJMRUFLX1BPTElDWV9SRVZPS0UQARoKsrsYBnJldm9rZRIkChNMRUFLX1BPTElDWV9ESVNBQkxFEAIaC7K7GAdkaXNhYmxlEiIKEkxFQUtfUE9MSUNZX05PVElGWRADGgqyuxgGbm90aWZ5Mv8FCgtBcGlzU2VydmljZRJwCglDcmVhdGVBcGkSHS5sYXRjaGtleS52Mi5DcmVhdGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuQ3JlYXRlQXBpUmVzcG9uc2UiJMK7GCAIAhIQYXBpLiouY3JlYXRlX2FwaSIKYXBpLmNyZWF0ZRJsCgZHZXRBcGkSGi5sYXRjaGtleS52Mi5HZXRBcGlSZXF1ZXN0GhsubGF0Y2hrZXkudjIuR2V0QXBpUmVzcG9uc2UiKcK7GCUIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkqC2FwaU5vdEZvdW5kEoMBCglEZWxldGVBcGkSHS5sYXRjaGtleS52Mi5EZWxldGVBcGlSZXF1ZXN0Gh4ubGF0Y2hrZXkudjIuRGVsZXRlQXBpUmVzcG9uc2UiN8K7GDMIAhIWYXBpLnthcGlJZH0uZGVsZXRlX2FwaSIKYXBpLmRlbGV0ZSoLYXBpTm90Rm91bmQSgwEKCVVwZGF0ZUFwaRIdLmxhdGNoa2V5LnYyLlVwZGF0ZUFwaVJlcXVlc3QaHi5sYXRjaGtleS52Mi5VcGRhdGVBcGlSZXNwb25zZSI3wrsYMwgCEhZhcGkue2FwaUlkfS51cGRhdGVfYXBpIgphcGkudXBkYXRlKgthcGlOb3RGb3VuZBJlCghMaXN0QXBpcxIcLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVxdWVzdBodLmxhdGNoa2V5LnYyLkxpc3RBcGlzUmVzcG9uc2UiHMK7GBgIAhIUYXBpLnthcGlJZH0ucmVhZF9hcGkSnAEKCExpc3RLZXlzEhwubGF0Y2hrZXkudjIuTGlzdEtleXNSZXF1ZXN0Gh0ubGF0Y2hrZXkudjIuTGlzdEtleXNSZXNwb25zZSJTwrsYTwgCEhRhcGkue2FwaUlkfS5yZWFkX2tleRIUYXBpLnthcGlJZH0ucmVhZF9hcGkqC2FwaU5vdEZvdW5kKhJwcmVjb25kaXRpb25GYWlsZWRCdwoPY29tLmxhdGNoa2V5LnYyQglBcGlzUHJvdG9QAVombGF0Y2hrZXkvZ2VuL2dvL2xhdGNoa2V5L3YyO2xhdGNoa2V5djKiAgNMWFiqAgtMYXRjaGtleS5WMsoCC0xhdGNoa2V5XFYy6gIMTGF0Y2hrZXk6OlYyYgZwcm90bzM", [file_google_protobuf_field_mask, file_latchkey_v2_common, file_latchkey_v2_keys, file_latchkey_v2_options]);
 
 /**
  * CreateApiRequest names the new API.
@@ -277,6 +279,99 @@ export const DeleteApiResponseDataSchema: GenMessage<DeleteApiResponseData> = /*
   messageDesc(file_latchkey_v2_apis, 8);
 
 /**
+ * UpdateApiRequest names an API and the settings to change. Over gRPC and Connect,
+ * `update_mask` lists the fields to change (a masked field left unset is cleared, which only
+ * `allowed_cidrs` may be); the /v2 JSON door derives the mask from the keys present in the
+ * body.
+ *
+ * @generated from message latchkey.v2.UpdateApiRequest
+ */
+export type UpdateApiRequest = Message<"latchkey.v2.UpdateApiRequest"> & {
+  /**
+   * Id of the API; not nullable. A malformed id cannot exist and is answered with 404.
+   *
+   * @generated from field: string api_id = 1;
+   */
+  apiId: string;
+
+  /**
+   * New name, 3 to 256 characters as in CreateApi; not nullable.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * How the API's keys are written from now on, `checksummed` or `plain`; not nullable.
+   * Keys already issued keep their format and keep verifying; rerolling one writes the new
+   * key in the new format.
+   *
+   * @generated from field: optional latchkey.v2.KeyFormat key_format = 3;
+   */
+  keyFormat?: KeyFormat | undefined;
+
+  /**
+   * What happens from now on to a key of this API reported as leaked: `revoke`, `disable` or
+   * `notify`; not nullable.
+   *
+   * @generated from field: optional latchkey.v2.LeakPolicy leak_policy = 4;
+   */
+  leakPolicy?: LeakPolicy | undefined;
+
+  /**
+   * New network ranges for the API's keys that have none of their own, replacing the old (at
+   * most 100 addresses or CIDR ranges, as in CreateApi); null or [] removes them, and those
+   * keys verify from anywhere again.
+   *
+   * @generated from field: repeated string allowed_cidrs = 5;
+   */
+  allowedCidrs: string[];
+
+  /**
+   * The fields to change, by proto name: "name", "key_format", "leak_policy",
+   * "allowed_cidrs".
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 6;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.UpdateApiRequest.
+ * Use `create(UpdateApiRequestSchema)` to create a new message.
+ */
+export const UpdateApiRequestSchema: GenMessage<UpdateApiRequest> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 9);
+
+/**
+ * UpdateApiResponse is the envelope of UpdateApi.
+ *
+ * @generated from message latchkey.v2.UpdateApiResponse
+ */
+export type UpdateApiResponse = Message<"latchkey.v2.UpdateApiResponse"> & {
+  /**
+   * Request metadata.
+   *
+   * @generated from field: latchkey.v2.ResponseMeta meta = 1;
+   */
+  meta?: ResponseMeta | undefined;
+
+  /**
+   * The API after the change.
+   *
+   * @generated from field: latchkey.v2.Api data = 2;
+   */
+  data?: Api | undefined;
+};
+
+/**
+ * Describes the message latchkey.v2.UpdateApiResponse.
+ * Use `create(UpdateApiResponseSchema)` to create a new message.
+ */
+export const UpdateApiResponseSchema: GenMessage<UpdateApiResponse> = /*@__PURE__*/
+  messageDesc(file_latchkey_v2_apis, 10);
+
+/**
  * ListApisRequest asks for one page of the workspace's APIs.
  *
  * @generated from message latchkey.v2.ListApisRequest
@@ -302,7 +397,7 @@ export type ListApisRequest = Message<"latchkey.v2.ListApisRequest"> & {
  * Use `create(ListApisRequestSchema)` to create a new message.
  */
 export const ListApisRequestSchema: GenMessage<ListApisRequest> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 9);
+  messageDesc(file_latchkey_v2_apis, 11);
 
 /**
  * ListApisResponse is one page of APIs.
@@ -337,7 +432,7 @@ export type ListApisResponse = Message<"latchkey.v2.ListApisResponse"> & {
  * Use `create(ListApisResponseSchema)` to create a new message.
  */
 export const ListApisResponseSchema: GenMessage<ListApisResponse> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 10);
+  messageDesc(file_latchkey_v2_apis, 12);
 
 /**
  * ListKeysRequest asks for one page of the keys of an API.
@@ -393,7 +488,7 @@ export type ListKeysRequest = Message<"latchkey.v2.ListKeysRequest"> & {
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 11);
+  messageDesc(file_latchkey_v2_apis, 13);
 
 /**
  * ListKeysResponse is one page of keys.
@@ -428,7 +523,7 @@ export type ListKeysResponse = Message<"latchkey.v2.ListKeysResponse"> & {
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_latchkey_v2_apis, 12);
+  messageDesc(file_latchkey_v2_apis, 14);
 
 /**
  * KeyFormat is how an API writes its new keys.
@@ -546,6 +641,22 @@ export const ApisService: GenService<{
     methodKind: "unary";
     input: typeof DeleteApiRequestSchema;
     output: typeof DeleteApiResponseSchema;
+  },
+  /**
+   * UpdateApi changes the settings of an API: an omitted field is left alone, a value sets
+   * it, and the list of network ranges replaces the old one (null or [] removes it). It
+   * answers the API as it is after the change. A new key format applies to the keys written
+   * from then on (keys already issued keep verifying); a new leak policy to the leaks
+   * reported from then on; new network ranges to every verification from the moment the
+   * call answers, on every node. A request that changes nothing writes nothing. Unknown,
+   * deleted and other workspaces' APIs are 404.
+   *
+   * @generated from rpc latchkey.v2.ApisService.UpdateApi
+   */
+  updateApi: {
+    methodKind: "unary";
+    input: typeof UpdateApiRequestSchema;
+    output: typeof UpdateApiResponseSchema;
   },
   /**
    * ListApis pages through the live APIs of the caller's workspace by id. A root key with

@@ -26,6 +26,16 @@ export const API_EXAMPLES: Examples = {
     request: { apiId: IDS.apiId, limit: 10 },
     response: { data: [KEY], pagination: { hasMore: false } },
   },
+  "apis.updateApi": {
+    request: {
+      apiId: IDS.apiId,
+      leakPolicy: "revoke",
+      allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"],
+    },
+    response: {
+      data: { ...API, leakPolicy: "revoke", allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"] },
+    },
+  },
   "apis.deleteApi": {
     request: { apiId: IDS.apiId },
     response: { data: {} },

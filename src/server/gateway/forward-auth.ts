@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { clientAddress } from "../../domain/forwarded.js";
 import type { CidrSet } from "../../domain/networks.js";
+import { headerOf, requestClientAddress } from "../forwarded-request.js";
 import type { NodeRequest, NodeResponse } from "../node-io.js";
 import type { GatewayAnswer } from "./answer.js";
 import type { GatewayRequest } from "./exchange.js";
@@ -16,11 +16,6 @@ export function isForwardAuth(url: string): boolean {
   if (!url.startsWith(FORWARD_AUTH_PATH)) return false;
   const next = url.charAt(FORWARD_AUTH_PATH.length);
   return next === "" || next === "/" || next === "?";
-}
-
-function headerOf(req: NodeRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(", ") : v;
 }
 
 /**
@@ -80,11 +75,7 @@ export function createForwardAuth(
       authorization: rootKey ? `Bearer ${rootKey}` : undefined,
       rootKeyHow: "send it in the X-Latchkey-Root-Key header",
       header: (name) => headerOf(req, name),
-      clientIp: clientAddress(
-        req.socket?.remoteAddress,
-        headerOf(req, "x-forwarded-for"),
-        trustedProxies,
-      ),
+      clientIp: requestClientAddress(req, trustedProxies),
       method,
       path,
     });

@@ -22,14 +22,15 @@ const POLICIES: Record<LeakPolicy, LeakPolicyEnum> = {
   notify: LeakPolicyEnum.NOTIFY,
 };
 
-/** The stored format a request asks for; omitted or unspecified is the default. */
-export function keyFormatOf(value: KeyFormatEnum | undefined): KeyFormat {
+/** The stored format an enum value names; undefined for unspecified or an unknown number. */
+export function namedKeyFormat(value: KeyFormatEnum | undefined): KeyFormat | undefined {
   if (value === KeyFormatEnum.PLAIN) return "plain";
-  return DEFAULT_KEY_FORMAT;
+  if (value === KeyFormatEnum.CHECKSUMMED) return "checksummed";
+  return undefined;
 }
 
-/** The stored policy a request asks for; omitted or unspecified is the default. */
-export function leakPolicyOf(value: LeakPolicyEnum | undefined): LeakPolicy {
+/** The stored policy an enum value names; undefined for unspecified or an unknown number. */
+export function namedLeakPolicy(value: LeakPolicyEnum | undefined): LeakPolicy | undefined {
   switch (value) {
     case LeakPolicyEnum.REVOKE:
       return "revoke";
@@ -38,8 +39,18 @@ export function leakPolicyOf(value: LeakPolicyEnum | undefined): LeakPolicy {
     case LeakPolicyEnum.DISABLE:
       return "disable";
     default:
-      return DEFAULT_LEAK_POLICY;
+      return undefined;
   }
+}
+
+/** The stored format a request asks for; omitted or unspecified is the default. */
+export function keyFormatOf(value: KeyFormatEnum | undefined): KeyFormat {
+  return namedKeyFormat(value) ?? DEFAULT_KEY_FORMAT;
+}
+
+/** The stored policy a request asks for; omitted or unspecified is the default. */
+export function leakPolicyOf(value: LeakPolicyEnum | undefined): LeakPolicy {
+  return namedLeakPolicy(value) ?? DEFAULT_LEAK_POLICY;
 }
 
 /** An API as reads return it: its network ranges only when it has some. */

@@ -100,3 +100,49 @@ export function apiList(
     [workspaceId, opts.cursor ?? null, opts.limit, opts.ids],
   );
 }
+
+/** The settings an update changes: a setting left out is kept. */
+export interface ApiChanges {
+  name?: string;
+  keyFormat?: KeyFormat;
+  leakPolicy?: LeakPolicy;
+  /** New network ranges; null removes them (there is no empty list). */
+  allowedCidrs?: string[] | null;
+}
+
+/**
+ * Changes the settings of a live API in one statement, so that a concurrent update or
+ * deletion is serialised on the row and a deleted API is never changed. Answers the API as
+ * it is after the change, or undefined when there was no live API to change.
+ */
+export async function apiUpdate(
+  q: Queryable,
+  workspaceId: string,
+  id: string,
+  changes: ApiChanges,
+  now: number,
+): Promise<ApiRow | undefined> {
+  const rows = await q.query<ApiRow>(
+    `update apis
+     set name = coalesce($3, name),
+         key_format = coalesce($4, key_format),
+         leak_policy = coalesce($5, leak_policy),
+         allowed_cidrs = case when $6::boolean then $7::text[] else allowed_cidrs end,
+         updated_at = $8
+     where workspace_id = $1
+       and id = $2
+       and deleted_at is null
+     returning ${COLUMNS}`,
+    [
+      workspaceId,
+      id,
+      changes.name ?? null,
+      changes.keyFormat ?? null,
+      changes.leakPolicy ?? null,
+      changes.allowedCidrs !== undefined,
+      changes.allowedCidrs ?? null,
+      now,
+    ],
+  );
+  return rows[0];
+}

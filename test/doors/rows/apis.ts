@@ -44,6 +44,39 @@ export const API_ROWS: Row[] = [
     return { body: { apiId }, auth: await g.rootKeyWith([`api.${other}.read_api`]) };
   }),
 
+  ok("apis.updateApi", "changes every setting", async (g) => ({
+    body: {
+      apiId: await g.api("before"),
+      name: "after",
+      keyFormat: "plain",
+      leakPolicy: "revoke",
+      allowedCidrs: ["10.0.0.0/8", "2001:db8::/32"],
+    },
+  })),
+  ok("apis.updateApi", "removes the network ranges with null", async (g) => {
+    const apiId = await g.api();
+    await g.call("apis.updateApi", { apiId, allowedCidrs: ["192.0.2.0/24"] });
+    return { body: { apiId, allowedCidrs: null } };
+  }),
+  invalid(
+    "apis.updateApi",
+    "a short name and a range with host bits",
+    ["/name", "/allowedCidrs/0"],
+    async (g) => ({ body: { apiId: await g.api(), name: "ab", allowedCidrs: ["10.0.0.1/8"] } }),
+  ),
+  refused("apis.updateApi", "an API deleted before", 404, CODES.apiNotFound, async (g) => {
+    const apiId = await g.api();
+    await g.call("apis.deleteApi", { apiId });
+    return { body: { apiId, name: "too late" } };
+  }),
+  refused("apis.updateApi", "a key that may only read it", 403, CODES.forbidden, async (g) => {
+    const apiId = await g.api();
+    return {
+      body: { apiId, leakPolicy: "notify" },
+      auth: await g.rootKeyWith([`api.${apiId}.read_api`]),
+    };
+  }),
+
   ok("apis.deleteApi", "deletes an API", async (g) => ({ body: { apiId: await g.api() } })),
   refused("apis.deleteApi", "an API deleted before", 404, CODES.apiNotFound, async (g) => {
     const apiId = await g.api();

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VerifyKeyCode } from "../../../gen/latchkey/v2/keys_pb.js";
 import { currentEngine } from "../../harness/engine.js";
 import { type NodeProcess, startNodes } from "../../harness/processes.js";
 import { startServer, type TestServer } from "../../harness/server.js";
@@ -25,6 +26,19 @@ async function getApiUntilNot(api: Api, apiId: string, while_: Code | "ok") {
   const deadline = Date.now() + 10_000;
   let code = while_;
   while (code === while_ && Date.now() < deadline) code = await getApiCode(api, apiId);
+  return code;
+}
+
+/** The outcome of verifying `key` on `api` from `clientIp`. */
+const outcomeOf = async (api: Api, key: string, clientIp: string) =>
+  (await api.keys.verifyKey({ key, clientIp })).data?.code;
+
+/** Polls verifications on `api` until the outcome is no longer `while_`; gives up after 10 s. */
+async function verifyUntilNot(api: Api, key: string, clientIp: string, while_: VerifyKeyCode) {
+  const deadline = Date.now() + 10_000;
+  let code = while_;
+  while (code === while_ && Date.now() < deadline)
+    code = (await outcomeOf(api, key, clientIp)) ?? while_;
   return code;
 }
 
@@ -58,6 +72,31 @@ describe.skipIf(currentEngine() !== "postgres")("invalidation across processes",
     const code = await getApiUntilNot(b, apiId, "ok");
     console.log(`deleteApi on A seen by B after ${(performance.now() - started).toFixed(1)} ms`);
     expect(code).toBe(Code.NotFound);
+  });
+
+  it("applies an updateApi's network ranges made on one process to the other's cached verifications", async () => {
+    const [a, b] = (nodes as [NodeProcess, NodeProcess]).map((n) => clientOf(n, s.rootKey)) as [
+      Api,
+      Api,
+    ];
+    const { key, apiId } = await s.seed.key();
+    // B caches the key's verification record, which holds its API's (absent) ranges.
+    expect(await outcomeOf(b, key, "198.51.100.1")).toBe(VerifyKeyCode.VALID);
+    expect(await outcomeOf(b, key, "198.51.100.1")).toBe(VerifyKeyCode.VALID);
+    await a.apis.updateApi({ apiId, allowedCidrs: ["10.0.0.0/8"] });
+    const started = performance.now();
+    expect(await verifyUntilNot(b, key, "198.51.100.1", VerifyKeyCode.VALID)).toBe(
+      VerifyKeyCode.FORBIDDEN,
+    );
+    console.log(
+      `updateApi's ranges on A seen by B after ${(performance.now() - started).toFixed(1)} ms`,
+    );
+    expect(await outcomeOf(b, key, "10.0.0.1")).toBe(VerifyKeyCode.VALID);
+    // And their removal.
+    await a.apis.updateApi({ apiId, updateMask: { paths: ["allowed_cidrs"] } });
+    expect(await verifyUntilNot(b, key, "198.51.100.1", VerifyKeyCode.FORBIDDEN)).toBe(
+      VerifyKeyCode.VALID,
+    );
   });
 
   it("applies a root key revocation on every process", async () => {

@@ -122,7 +122,6 @@ const SAMPLES: Record<SettingName, string> = {
   consoleSessionMaxS: "3600",
   consoleSessionsPerRootKey: "3",
   consoleSignInsPerMinute: "5",
-  trustProxy: "true",
   cacheMaxEntries: "500",
   cacheTtlMs: "2000",
   eventBufferSize: "1000",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientAddress, MAX_FORWARDED_HOPS } from "../../../src/domain/forwarded.js";
+import { clientAddress, isTrustedPeer, MAX_FORWARDED_HOPS } from "../../../src/domain/forwarded.js";
 import { compileCidrs } from "../../../src/domain/networks.js";
 
 const trusted = compileCidrs(["10.0.0.0/8", "::1"]);
@@ -44,5 +44,19 @@ describe("the client address through trusted proxies", () => {
 
   it("believes no X-Forwarded-For without trusted proxies", () => {
     expect(clientAddress("10.0.0.1", "203.0.113.9", none)).toBe("10.0.0.1");
+  });
+});
+
+describe("whether the connection's peer is a trusted proxy", () => {
+  it.each([
+    ["10.1.2.3", true],
+    ["::ffff:10.1.2.3", true],
+    ["::1", true],
+    ["198.51.100.1", false],
+    ["not an address", false],
+    [undefined, false],
+  ])("%s: %s", (peer, expected) => {
+    expect(isTrustedPeer(peer, trusted)).toBe(expected);
+    expect(isTrustedPeer(peer, none)).toBe(false);
   });
 });

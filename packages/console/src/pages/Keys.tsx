@@ -1,6 +1,8 @@
 import { Badge, Button, Flex, Heading, Link, Table, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
+import type { Api } from "../../../../gen/latchkey/v2/apis_pb.js";
 import { mayDo } from "../api.ts";
+import { ApiSettings } from "../components/ApiSettings.tsx";
 import {
   ErrorNote,
   Field,
@@ -16,9 +18,14 @@ import type { PageProps } from "../router.tsx";
 
 const PAGE_SIZE = 25;
 
+/** A text that changes whenever one of an API's settings does. */
+const settingsKey = (a: Api) =>
+  [a.name, a.keyFormat, a.leakPolicy, a.allowedCidrs.join(",")].join("|");
+
 /**
  * An API's keys: searched by externalId on the server, by name or start (prefix) within the
- * page shown; paged; created with every option; each managed in its own dialog.
+ * page shown; paged; created with every option; each managed in its own dialog. The API's
+ * own settings are changed in a dialog of their own.
  */
 export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string }) {
   const pages = usePages();
@@ -26,6 +33,7 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
   const [externalId, setExternalId] = useState("");
   const [search, setSearch] = useState("");
   const api = useLoad(() => lk.apis.getApi({ apiId }), "read this API", [apiId]);
+  const settings = api.data?.data;
   const keys = useLoad(
     () =>
       lk.apis.listKeys({
@@ -63,27 +71,38 @@ export function KeysPage({ session, lk, go, apiId }: PageProps & { apiId: string
       </Text>
       <Flex justify="between" align="center" wrap="wrap" gap="3" mb="4">
         <Heading as="h1">{api.data?.data?.name ?? apiId}</Heading>
-        {mayDo(session, `api.${apiId}.create_key`) && (
-          <FormDialog
-            trigger={<Button>Create key</Button>}
-            title="Create a key"
-            submit="Create key"
-            doing="create keys in this API"
-            onSubmit={async () => {
-              const { data } = await lk.keys.createKey({
-                apiId,
-                ...keyFields(options),
-                prefix: options.prefix || undefined,
-                byteLength: options.byteLength ? Number(options.byteLength) : undefined,
-              });
-              setOptions(NO_OPTIONS);
-              keys.reload();
-              if (data) setSecret(data.key);
-            }}
-          >
-            <KeyOptionsForm value={options} onChange={setOptions} creating />
-          </FormDialog>
-        )}
+        <Flex gap="3" wrap="wrap">
+          {settings && mayDo(session, `api.${apiId}.update_api`) && (
+            // Keyed by the settings, so that the form starts from what the server answered last.
+            <ApiSettings
+              key={settingsKey(settings)}
+              api={settings}
+              lk={lk}
+              onChanged={api.reload}
+            />
+          )}
+          {mayDo(session, `api.${apiId}.create_key`) && (
+            <FormDialog
+              trigger={<Button>Create key</Button>}
+              title="Create a key"
+              submit="Create key"
+              doing="create keys in this API"
+              onSubmit={async () => {
+                const { data } = await lk.keys.createKey({
+                  apiId,
+                  ...keyFields(options),
+                  prefix: options.prefix || undefined,
+                  byteLength: options.byteLength ? Number(options.byteLength) : undefined,
+                });
+                setOptions(NO_OPTIONS);
+                keys.reload();
+                if (data) setSecret(data.key);
+              }}
+            >
+              <KeyOptionsForm value={options} onChange={setOptions} creating />
+            </FormDialog>
+          )}
+        </Flex>
       </Flex>
       <ErrorNote message={api.error} />
       <Flex gap="3" wrap="wrap" mb="3" align="end">
