@@ -175,7 +175,9 @@ function buildConsole() {
   const built = spawnSync(
     process.execPath,
     [vite, "build", "--logLevel", "warn", "--config", "packages/console/vite.config.ts"],
-    { cwd: ROOT, stdio: "inherit" },
+    // Always the production build: Vite takes NODE_ENV from its environment, and a build
+    // started inside the test runner (NODE_ENV=test) made React's development bundle.
+    { cwd: ROOT, stdio: "inherit", env: { ...process.env, NODE_ENV: "production" } },
   );
   if (built.status !== 0) return false;
   const assets = join(CONSOLE_DIST, "assets");
