@@ -81,6 +81,10 @@ error_log ${join(dir, "error.log")} warn;
 events { worker_connections 512; }
 http {
     access_log off;
+    # nginx closes a client connection after 1000 requests by default; a request the load
+    # generator sends as it closes fails (the generator does not retry). Tests and the
+    # benchmark keep their connections for the whole run.
+    keepalive_requests 1000000;
 ${temp}
     include ${join(dir, "latchkey.conf")};
 }
