@@ -1,26 +1,44 @@
-import { create, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
-import type { ConnectError, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import * as grpc from "@grpc/grpc-js";
+import type { ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse, IncomingHttpHeaders } from "node:http2";
+import { create, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { Code, type Interceptor, type ServiceImplSpec } from "@connectrpc/connect";
 import { Authorization } from "../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { newId } from "../domain/ids.js";
 import { errors } from "../errors/service-error.js";
 import type { Readiness } from "../health/readiness.js";
 import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
-import { grpcConnections } from "./connection-grpc.js";
 import type { ConnectionCounters, ConnectionLimits } from "./connection-limits.js";
 import type { GatewayAnswer } from "./gateway/answer.js";
 import type { GatewayRequest } from "./gateway/exchange.js";
-import { addExtAuthz } from "./gateway/ext-authz.js";
-import { answerCallerFaults, type RefuseCall } from "./grpc-caller-faults.js";
-import { addHealthService } from "./grpc-health.js";
+import { extAuthzRoute } from "./gateway/ext-authz.js";
+import { healthRoutes } from "./grpc-health.js";
+import type { GrpcAnswer, GrpcRoute, GrpcRoutes, StreamCall } from "./grpc-routes.js";
+import {
+  type CallerFault,
+  decompress,
+  errorTrailers,
+  FrameReader,
+  frame,
+  OK_TRAILERS,
+  requestEncoding,
+  statusTrailers,
+  TimeoutFault,
+  timeoutMs,
+  WireFault,
+} from "./grpc-wire.js";
 import { toServiceError } from "./interceptors/request-context.js";
-import { bindUnary, type CallInit, type UnarySpec } from "./invoke.js";
+import { bindUnary, type UnarySpec } from "./invoke.js";
+import { listen } from "./listener.js";
 import { LiteHeaders } from "./lite-headers.js";
-import { addReflection } from "./reflection.js";
+import type { NodeRequest, NodeResponse } from "./node-io.js";
 
-/** What the grpc-js door needs. */
+type Req = Http2ServerRequest;
+type Res = Http2ServerResponse;
+
+import { reflectionRoutes } from "./reflection.js";
+
+/** What the gRPC door needs. */
 export interface GrpcDoorOptions {
   services: readonly ServiceImplSpec[];
   interceptors: Interceptor[];
@@ -34,222 +52,364 @@ export interface GrpcDoorOptions {
   readiness: Readiness;
   /** Serves Envoy's ext_authz `Authorization/Check` with this authorization, when given. */
   gateway?: (r: GatewayRequest) => Promise<GatewayAnswer>;
+  /** Health Watch streams open at once (MAX_HEALTH_WATCHES by default). */
+  maxHealthWatches?: number;
 }
 
-/** A running grpc-js server. */
+/** A running gRPC port. */
 export interface GrpcDoor {
   readonly port: number;
   drain(timeoutMs: number): Promise<void>;
 }
 
-function headersOf(metadata: grpc.Metadata): LiteHeaders {
-  const h = new LiteHeaders();
-  for (const [name, value] of Object.entries(metadata.getMap())) {
-    if (typeof value === "string") h.set(name, value);
-  }
-  return h;
-}
-
-/** Trailers as grpc-js trailing metadata; undefined when there are none. */
-function metadataOf(trailer: LiteHeaders): grpc.Metadata | undefined {
-  if (trailer.isEmpty()) return undefined;
-  const metadata = new grpc.Metadata();
-  for (const [name, value] of trailer) {
-    if (name.endsWith("-bin")) metadata.set(name, Buffer.from(value, "base64"));
-    else metadata.set(name, value);
-  }
-  return metadata;
-}
-
-/** The gRPC status of a failed call: code, message, and the ErrorDetail in grpc-status-details-bin. */
-function toGrpcError(err: ConnectError): grpc.StatusObject {
-  const metadata = new grpc.Metadata();
-  for (const [name, value] of setTrailerStatus(new Headers(), err)) {
-    if (name === "grpc-status" || name === "grpc-message") continue;
-    if (name.endsWith("-bin")) metadata.set(name, Buffer.from(value, "base64"));
-    else metadata.set(name, value);
-  }
-  return { code: err.code as number as grpc.status, details: err.rawMessage, metadata };
-}
-
-/** Marks a request the door could not decode, with the decoder's reason. */
-const UNDECODABLE = Symbol("undecodable");
-interface Undecodable {
-  [UNDECODABLE]: string;
-}
-
-/**
- * Decodes a request; bytes that are not a valid message (or nest deeper than the decoder
- * allows) become an Undecodable marker, answered INVALID_ARGUMENT by the handler.
- */
-function decodeRequest(input: DescMessage, buf: Buffer): Message {
-  try {
-    return fromBinary(input, buf);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    return { [UNDECODABLE]: reason } as unknown as Message;
-  }
-}
+/** setTimeout's longest delay: a grpc-timeout beyond it (up to 11,000 years) never fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What the door knows of a call of `path` before invoking it: its state and its init. */
-function callOf(path: string, metadata: grpc.Metadata): { state: Call; init: CallInit } {
-  const state: Call = {
-    requestId: newId("req"),
-    door: "grpc",
-  };
+function callOf(path: string, header: IncomingHttpHeaders) {
+  const state: Call = { requestId: newId("req"), door: "grpc" };
   const init = {
     protocolName: "grpc",
     requestMethod: "POST",
     url: path,
-    header: headersOf(metadata),
+    header: LiteHeaders.fromNode(header),
     values: callValues(state),
   };
   return { state, init };
 }
 
+/** A record of a bag of headers (the procedure's response headers or trailers). */
+function recordOf(headers: LiteHeaders, into: Record<string, string>): Record<string, string> {
+  for (const [name, value] of headers) into[name] = value;
+  return into;
+}
+
 /**
- * Refuses a call that grpc-js itself found faulty (see grpc-caller-faults.ts) as the
- * other doors refuse an invalid request: through the shared interceptors, so the root key
- * is checked first and the answer is logged, counted and carries the ErrorDetail. The
- * procedure itself is never bound: only the validation of the fault can answer.
+ * The route of one of Latchkey's unary procedures: the request decoded, the procedure called
+ * through the interceptors (bound once), the answer encoded. A request that cannot be read
+ * (bytes that are not the message, a malformed grpc-timeout, a message that does not
+ * decompress) goes through the same interceptors with the fault as its only violation, so the
+ * root key is checked first and the refusal is logged, counted and carries the ErrorDetail,
+ * as on every other door; the procedure itself never runs.
  */
-function refusals(opts: GrpcDoorOptions): RefuseCall {
-  const byPath = new Map<string, { spec: UnarySpec; refuse: ReturnType<typeof bindUnary> }>();
-  for (const s of opts.services) {
-    for (const m of Object.values(s.methods)) {
-      if (m.kind !== "unary") continue;
-      const impl = () => {
-        throw errors.unexpected(new Error("a refused request reached its procedure"));
-      };
-      byPath.set(`/${s.service.typeName}/${m.method.name}`, {
-        spec: m,
-        refuse: bindUnary({ ...m, impl }, opts.interceptors),
-      });
-    }
-  }
-  return async (path, metadata, fault) => {
-    const bound = byPath.get(path);
-    if (!bound) return { code: grpc.status.INVALID_ARGUMENT, details: fault.message };
-    const { state, init } = callOf(path, metadata);
+function procedureRoute(spec: UnarySpec, opts: GrpcDoorOptions): GrpcRoute {
+  const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
+  const { input, output } = spec.method;
+  const invoke = bindUnary(spec, opts.interceptors);
+  const impl = () => {
+    throw errors.unexpected(new Error("a refused request reached its procedure"));
+  };
+  const refuseBound = bindUnary({ ...spec, impl }, opts.interceptors);
+  const failed = (thrown: unknown, requestId: string): GrpcAnswer => ({
+    trailer: errorTrailers(toServiceError(thrown, opts.log, requestId)),
+  });
+
+  const refuse = async (fault: CallerFault, header: IncomingHttpHeaders): Promise<GrpcAnswer> => {
+    const { state, init } = callOf(path, header);
     state.decodeViolations = [fault];
     try {
-      await bound.refuse(init, create(bound.spec.method.input));
+      await refuseBound(init, create(input));
     } catch (thrown) {
-      return toGrpcError(toServiceError(thrown, opts.log, state.requestId));
+      return failed(thrown, state.requestId);
     }
-    return toGrpcError(errors.unexpected(new Error("a refused request was not refused")));
+    return failed(new Error("a refused request was not refused"), state.requestId);
+  };
+
+  return {
+    kind: "unary",
+    refuse,
+    async call(bytes, header) {
+      let message: Message;
+      try {
+        message = fromBinary(input, bytes);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        return refuse(
+          { location: "", message: `is not a valid protobuf message: ${reason}` },
+          header,
+        );
+      }
+      const { state, init } = callOf(path, header);
+      try {
+        const result = await invoke(init, message);
+        return {
+          header: recordOf(result.header, {}),
+          message: toBinary(output, result.message),
+          trailer: result.trailer.isEmpty()
+            ? OK_TRAILERS
+            : recordOf(result.trailer, { ...OK_TRAILERS }),
+        };
+      } catch (thrown) {
+        return failed(thrown, state.requestId);
+      }
+    },
   };
 }
 
-function handler(spec: UnarySpec, opts: GrpcDoorOptions): grpc.handleUnaryCall<Message, Message> {
-  const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
-  const invoke = bindUnary(spec, opts.interceptors);
-  return (call, callback) => {
-    const { state, init } = callOf(path, call.metadata);
-    if (UNDECODABLE in call.request) {
-      // grpc-js would answer a throwing deserializer with INTERNAL; the caller sent bad bytes.
-      const reason = (call.request as unknown as Undecodable)[UNDECODABLE];
-      callback(
-        toGrpcError(toServiceError(errors.bodyUnreadable(reason), opts.log, state.requestId)),
+/** Answers a call: headers, the message if any, then the status and trailers. */
+function answer(res: Res, a: GrpcAnswer): void {
+  if (res.writableEnded || res.destroyed) return;
+  const head: Record<string, string> = { "content-type": "application/grpc" };
+  if (a.header) Object.assign(head, a.header);
+  res.writeHead(200, head);
+  res.addTrailers(a.trailer);
+  if (a.message) res.end(frame(a.message));
+  else res.end();
+}
+
+/** An HTTP answer for a request that is not a gRPC call at all (the gRPC spec's 415 and such). */
+function notGrpc(res: Res | ServerResponse, status: number, text: string): void {
+  if (!("stream" in res)) {
+    res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+    res.end(`${text}\n`);
+    return;
+  }
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+  res.end(`${text}\n`);
+}
+
+/** The answer for a fault the door found itself: through the route, or a bare status. */
+function faultAnswer(route: GrpcRoute, err: unknown, header: IncomingHttpHeaders) {
+  if (err instanceof TimeoutFault) {
+    return route.kind === "unary"
+      ? route.refuse(err.fault, header)
+      : Promise.resolve({
+          trailer: statusTrailers(Code.InvalidArgument, `grpc-timeout: ${err.message}`),
+        });
+  }
+  if (err instanceof WireFault && err.code === Code.InvalidArgument && route.kind === "unary") {
+    return route.refuse({ location: "", message: err.message }, header);
+  }
+  if (err instanceof WireFault)
+    return Promise.resolve({ trailer: statusTrailers(err.code, err.message) });
+  throw err;
+}
+
+/** A unary call: one request message, read whole, then one answer. */
+function serveUnary(
+  route: Extract<GrpcRoute, { kind: "unary" }>,
+  req: Req,
+  res: Res,
+  encoding: "gzip" | "deflate" | undefined,
+  deadlineMs: number | undefined,
+  maxBytes: number,
+): void {
+  let answered = false;
+  let timer: NodeJS.Timeout | undefined;
+  const reply = (a: GrpcAnswer) => {
+    if (answered) return;
+    answered = true;
+    if (timer) clearTimeout(timer);
+    answer(res, a);
+  };
+  const fail = (err: unknown) => {
+    answered = true;
+    if (timer) clearTimeout(timer);
+    faultAnswer(route, err, req.headers).then(
+      (a) => answer(res, a),
+      () => answer(res, { trailer: statusTrailers(Code.Internal, "internal error") }),
+    );
+  };
+  if (deadlineMs !== undefined && deadlineMs < MAX_TIMER_MS) {
+    timer = setTimeout(
+      () =>
+        reply({ trailer: statusTrailers(Code.DeadlineExceeded, "the call's grpc-timeout passed") }),
+      Math.max(1, deadlineMs),
+    );
+    timer.unref();
+  }
+  const reader = new FrameReader(maxBytes);
+  let message: { compressed: boolean; bytes: Buffer } | undefined;
+  let count = 0;
+  req.on("data", (chunk: Buffer) => {
+    if (answered) return;
+    try {
+      for (const m of reader.push(chunk)) {
+        count++;
+        message ??= m;
+      }
+    } catch (err) {
+      fail(err);
+    }
+  });
+  req.on("end", () => {
+    if (answered) return;
+    try {
+      if (reader.leftover > 0) {
+        throw new WireFault(Code.InvalidArgument, "the request ends inside a message frame");
+      }
+      if (count !== 1 || message === undefined) {
+        throw new WireFault(
+          Code.InvalidArgument,
+          `a unary call carries exactly one request message (this one carried ${count})`,
+        );
+      }
+      const bytes = message.compressed
+        ? decompress(message.bytes, encoding, maxBytes)
+        : message.bytes;
+      route
+        .call(bytes, req.headers)
+        .then(reply, () => reply({ trailer: statusTrailers(Code.Internal, "internal error") }));
+    } catch (err) {
+      fail(err);
+    }
+  });
+}
+
+/** Most a streaming answer buffers before the door stops reading its caller's requests. */
+const STREAM_HIGH_WATER_BYTES = 1 << 20;
+
+/** A streaming call: each request message handed to the route as it arrives. */
+function serveStream(
+  route: Extract<GrpcRoute, { kind: "stream" }>,
+  req: Req,
+  res: Res,
+  encoding: "gzip" | "deflate" | undefined,
+  maxBytes: number,
+): void {
+  let ended = false;
+  const start = () => {
+    if (!res.headersSent) res.writeHead(200, { "content-type": "application/grpc" });
+  };
+  const call: StreamCall = {
+    header: req.headers,
+    write(bytes) {
+      if (ended || res.destroyed) return;
+      start();
+      res.write(frame(bytes));
+      // A caller that sends requests without reading the answers is read no further.
+      if (res.writableLength > STREAM_HIGH_WATER_BYTES && !req.isPaused()) {
+        req.pause();
+        res.once("drain", () => req.resume());
+      }
+    },
+    end(trailer) {
+      if (ended) return;
+      ended = true;
+      if (res.writableEnded || res.destroyed) return;
+      start();
+      res.addTrailers(trailer);
+      res.end();
+    },
+  };
+  const handlers = route.open(call);
+  const reader = new FrameReader(maxBytes);
+  req.on("data", (chunk: Buffer) => {
+    if (ended) return;
+    try {
+      for (const m of reader.push(chunk)) {
+        handlers.message?.(m.compressed ? decompress(m.bytes, encoding, maxBytes) : m.bytes);
+      }
+    } catch (err) {
+      const code = err instanceof WireFault ? err.code : Code.Internal;
+      call.end(statusTrailers(code, err instanceof Error ? err.message : "internal error"));
+    }
+  });
+  req.on("end", () => {
+    if (!ended) handlers.end?.();
+  });
+  res.on("close", () => {
+    if (ended) return;
+    ended = true;
+    handlers.cancel?.();
+  });
+}
+
+/** The handler of every request on the gRPC port. */
+function grpcHandler(routes: GrpcRoutes, maxBytes: number) {
+  return (anyReq: NodeRequest, anyRes: NodeResponse): void => {
+    if (!("stream" in anyRes)) {
+      notGrpc(anyRes, 505, "this port serves gRPC over cleartext HTTP/2 (prior knowledge) only");
+      return;
+    }
+    const req = anyReq as Req;
+    const res = anyRes;
+    if (req.method !== "POST") {
+      notGrpc(res, 405, "gRPC calls are POST requests");
+      return;
+    }
+    const contentType = req.headers["content-type"];
+    if (typeof contentType !== "string" || !contentType.startsWith("application/grpc")) {
+      notGrpc(res, 415, "a gRPC call's content-type is application/grpc");
+      return;
+    }
+    const path = req.url ?? "";
+    const route = routes.get(path);
+    if (route === undefined) {
+      answer(res, {
+        trailer: statusTrailers(Code.Unimplemented, `this server has no method ${path}`),
+      });
+      return;
+    }
+    let encoding: "gzip" | "deflate" | undefined;
+    let deadlineMs: number | undefined;
+    try {
+      encoding = requestEncoding(req.headers["grpc-encoding"] as string | undefined);
+      deadlineMs = timeoutMs(req.headers["grpc-timeout"] as string | undefined);
+    } catch (err) {
+      // Answered at once: nothing of the request is needed to refuse it.
+      req.resume();
+      faultAnswer(route, err, req.headers).then(
+        (a) => answer(res, a),
+        () => answer(res, { trailer: statusTrailers(Code.Internal, "internal error") }),
       );
       return;
     }
-    invoke(init, call.request).then(
-      (result) => {
-        const header = new grpc.Metadata();
-        for (const [name, value] of result.header) header.set(name, value);
-        call.sendMetadata(header);
-        // Trailers go out with the status, after the message (grpc-js sends grpc-status).
-        callback(null, result.message, metadataOf(result.trailer));
-      },
-      (thrown: unknown) => {
-        callback(toGrpcError(toServiceError(thrown, opts.log, state.requestId)));
-      },
-    );
+    if (route.kind === "unary") serveUnary(route, req, res, encoding, deadlineMs, maxBytes);
+    else serveStream(route, req, res, encoding, maxBytes);
   };
 }
 
 /**
- * gRPC through a @grpc/grpc-js server bound to the same implementations and the same
- * interceptors as the other doors, on a port of its own (grpc-js owns whole HTTP/2
- * connections), with the same connection bounds as the main port. Errors carry the same ErrorDetail as Connect's gRPC. It also serves gRPC
- * server reflection (v1 and v1alpha) for those services and `grpc.health.v1.Health`
- * (grpc-health.ts), both without authentication, and with `gateway` Envoy's ext_authz
- * service (gateway/ext-authz.ts).
+ * The gRPC port: gRPC over cleartext HTTP/2, on the same listener as the main port (so the
+ * same connection bounds: connections, idle and header deadlines, request deadline, streams
+ * per session, pings, a graceful drain), with gRPC's framing done here (grpc-wire.ts) and
+ * every procedure bound once to the same implementations and interceptors as the other
+ * doors. It also serves gRPC server reflection (v1 and v1alpha) and `grpc.health.v1.Health`,
+ * both without authentication, and with `gateway` Envoy's ext_authz service.
+ *
+ * Why not a gRPC library's server: the port's cost per call is most of a verification's
+ * cost, and a general server pays for interceptor chains, call objects and metadata copies
+ * per call that this one has no use for; errors also need our ErrorDetail, and the caller's
+ * faults (a bad grpc-timeout, a message that does not decompress) need the same refusal as
+ * on every other door, which a library answers INTERNAL below any hook.
  */
 export async function startGrpcDoor(opts: GrpcDoorOptions): Promise<GrpcDoor> {
-  const connections = grpcConnections(opts.limits, opts.counters);
-  const server = new grpc.Server({
-    ...connections.serverOptions,
-    // First, so that it receives grpc-js's own call object (see grpc-caller-faults.ts).
-    interceptors: [
-      answerCallerFaults(refusals(opts)),
-      ...(connections.serverOptions.interceptors ?? []),
-    ],
-    "grpc.max_receive_message_length": opts.maxBodyBytes,
-    "grpc.keepalive_time_ms": 30_000,
-    "grpc.keepalive_timeout_ms": 10_000,
-  });
+  const routes: GrpcRoutes = new Map();
   for (const s of opts.services) {
-    const definition: Record<string, grpc.MethodDefinition<Message, Message>> = {};
-    const impl: grpc.UntypedServiceImplementation = {};
     for (const m of Object.values(s.methods)) {
       if (m.kind !== "unary") continue;
-      const { input, output } = m.method;
-      definition[m.method.localName] = {
-        path: `/${s.service.typeName}/${m.method.name}`,
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (msg: Message) => Buffer.from(toBinary(input, msg)),
-        requestDeserialize: (buf: Buffer) => decodeRequest(input, buf),
-        responseSerialize: (msg: Message) => Buffer.from(toBinary(output, msg)),
-        responseDeserialize: (buf: Buffer) => fromBinary(output, buf),
-      };
-      impl[m.method.localName] = handler(m, opts);
+      routes.set(`/${s.service.typeName}/${m.method.name}`, procedureRoute(m, opts));
     }
-    server.addService(definition, impl);
   }
   const served = opts.services.map((s) => s.service);
   if (opts.gateway) {
-    addExtAuthz(server, opts.gateway);
+    routes.set(
+      `/${Authorization.typeName}/${Authorization.method.check.name}`,
+      extAuthzRoute(opts.gateway),
+    );
     served.push(Authorization);
   }
-  addReflection(server, served);
-  const health = addHealthService(
-    server,
+  for (const [path, route] of reflectionRoutes(served)) routes.set(path, route);
+  const health = healthRoutes(
     opts.readiness,
     served.map((s) => s.typeName),
+    opts.maxHealthWatches,
   );
-  const listener = await connections.listen(server, opts.port, opts.host);
+  for (const [path, route] of health.routes) routes.set(path, route);
+  const listener = await listen(
+    grpcHandler(routes, opts.maxBodyBytes),
+    opts.port,
+    opts.host,
+    opts.limits,
+    opts.counters,
+  );
   return {
     port: listener.port,
     async drain(timeoutMs: number) {
       // Health watches never end by themselves: a drain would wait for them until its timeout.
       health.close();
-      const deadline = Date.now() + timeoutMs;
-      const closed = listener.stopAccepting();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, timeoutMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      // A session closed by grpc-js may still be writing its last frames (a call's final
-      // message and trailers) to its socket: destroying the socket now would lose them. So
-      // the sockets get what is left of the timeout to close by themselves.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-        void closed.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      listener.destroy();
-      await closed;
+      await listener.drain(timeoutMs);
     },
   };
 }

@@ -1,6 +1,8 @@
-import * as grpc from "@grpc/grpc-js";
-import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { Code } from "@connectrpc/connect";
 import type { Readiness, ReadinessReport } from "../health/readiness.js";
+import { type GrpcRoute, plainUnary, type StreamCall } from "./grpc-routes.js";
+import { OK_TRAILERS, statusTrailers } from "./grpc-wire.js";
 
 /**
  * Watch streams open at once on one gRPC port; beyond, a Watch is refused with
@@ -9,106 +11,159 @@ import type { Readiness, ReadinessReport } from "../health/readiness.js";
  */
 export const MAX_HEALTH_WATCHES = 1_000;
 
-/** The gRPC health service of a port, and what its drain needs. */
+/** grpc.health.v1.HealthCheckResponse.ServingStatus. */
+const SERVING_STATUS = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
+type ServingStatus = keyof typeof SERVING_STATUS;
+
+/** The health service of a port, and what its drain needs. */
 export interface GrpcHealth {
+  routes: [string, GrpcRoute][];
   /** Ends every Watch stream (after the NOT_SERVING that a stop has sent) and refuses new ones. */
   close(): void;
 }
 
-type Handlers = Record<string, (...args: never[]) => void>;
-type WatchCall = grpc.ServerWritableStream<unknown, unknown>;
+/** HealthCheckRequest.service (field 1); a request that does not decode asks for "". */
+function serviceOf(bytes: Uint8Array): string {
+  const r = new BinaryReader(bytes);
+  let service = "";
+  while (r.pos < r.len) {
+    const [no, type] = r.tag();
+    if (no === 1 && type === WireType.LengthDelimited) service = r.string();
+    else r.skip(type, no);
+  }
+  return service;
+}
+
+/** HealthCheckResponse { status = 1 }. */
+function checkResponse(status: ServingStatus): Uint8Array {
+  return new BinaryWriter()
+    .uint32((1 << 3) | WireType.Varint)
+    .int32(SERVING_STATUS[status])
+    .finish();
+}
+
+/** HealthListResponse { map<string, HealthCheckResponse> statuses = 1 }. */
+function listResponse(statuses: Map<string, ServingStatus>): Uint8Array {
+  const w = new BinaryWriter();
+  for (const [name, status] of statuses) {
+    w.tag(1, WireType.LengthDelimited).fork();
+    w.tag(1, WireType.LengthDelimited).string(name);
+    w.tag(2, WireType.LengthDelimited).bytes(checkResponse(status));
+    w.join();
+  }
+  return w.finish();
+}
+
+const PATH = "/grpc.health.v1.Health";
 
 /**
- * Serves `grpc.health.v1.Health` (Check, Watch and List, from the grpc-node project's
- * grpc-health-check package) on `server`: the overall status (service `""`) and each of
- * `services` (their full names, `latchkey.v2.KeysService`) are SERVING while the server is
- * ready and NOT_SERVING otherwise. A Check reads the readiness report first (cached, bounded
- * in time, see Readiness); a Watch is told each change, polled while anyone watches, and
- * NOT_SERVING at once when a stop begins. An unknown name is NOT_FOUND to Check and
- * SERVICE_UNKNOWN to Watch.
+ * `grpc.health.v1.Health` (Check, Watch and List) for the gRPC port: the overall status
+ * (service `""`) and each of `services` (their full names, `latchkey.v2.KeysService`) are
+ * SERVING while the server is ready and NOT_SERVING otherwise. A Check reads the readiness
+ * report first (cached, bounded in time, see Readiness); a Watch is told the status at once and
+ * each change after, readiness is polled while anyone watches, and NOT_SERVING is sent at once
+ * when a stop begins. An unknown name is NOT_FOUND to Check and SERVICE_UNKNOWN to Watch, and
+ * is kept nowhere: a caller cannot grow the server's state by asking name after name.
  */
-export function addHealthService(
-  server: grpc.Server,
+export function healthRoutes(
   readiness: Readiness,
   services: readonly string[],
   maxWatches = MAX_HEALTH_WATCHES,
 ): GrpcHealth {
-  const names = ["", ...services];
-  const health = new HealthImplementation();
-  let status: ServingStatus | undefined;
+  const names = new Set(["", ...services]);
+  let status: ServingStatus = "NOT_SERVING";
+  /** Every open Watch (what the cap counts), each with the name it watches. */
+  const watches = new Map<StreamCall, string>();
+  let stopPolling: (() => void) | undefined;
+  let closed = false;
+
   const apply = (report: ReadinessReport) => {
     const next: ServingStatus = report.ready ? "SERVING" : "NOT_SERVING";
     if (next === status) return;
     status = next;
-    for (const name of names) health.setStatus(name, next);
+    for (const [call, name] of watches) if (names.has(name)) call.write(checkResponse(status));
   };
   apply(readiness.latest() ?? { ready: false, failing: [] });
   readiness.onChange(apply);
 
-  /** Every open Watch (what the cap counts). */
-  const watches = new Set<WatchCall>();
-  /** The open Watches of served names: readiness is kept fresh while there are any. */
-  const polled = new Set<WatchCall>();
-  let closed = false;
-  let stopPolling: (() => void) | undefined;
-  const unwatch = (call: WatchCall) => {
+  const unwatch = (call: StreamCall) => {
+    const name = watches.get(call);
     watches.delete(call);
-    if (polled.delete(call) && polled.size === 0) {
+    if (name !== undefined && names.has(name) && ![...watches.values()].some((n) => names.has(n))) {
       stopPolling?.();
       stopPolling = undefined;
     }
   };
 
-  // The package adds its handlers to whatever it is given: wrapping them here keeps its
-  // answers and adds the bounds and the readiness that it does not know about.
-  health.addToServer({
-    addService(definition, handlers) {
-      // grpc-js finds each handler under the method's name or its original (lower camel) one.
-      const { check: Check, watch: Watch, ...rest } = handlers as Handlers;
-      if (!Check || !Watch) throw new Error("grpc-health-check served no check or watch");
-      server.addService(definition as grpc.ServiceDefinition, {
-        ...rest,
-        check(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) {
-          void readiness.report().then((report) => {
-            apply(report);
-            (Check as (c: typeof call, cb: typeof callback) => void)(call, callback);
-          });
-        },
-        watch(call: WatchCall) {
-          if (closed || watches.size >= maxWatches) {
-            call.emit("error", {
-              code: closed ? grpc.status.UNAVAILABLE : grpc.status.RESOURCE_EXHAUSTED,
-              details: closed
-                ? "the server is stopping"
-                : `this port holds ${maxWatches} health watches already`,
-            });
-            return;
-          }
-          watches.add(call);
-          call.once("cancelled", () => unwatch(call));
-          call.once("finish", () => unwatch(call));
-          const service = (call.request as { service?: unknown }).service;
-          if (typeof service !== "string" || !names.includes(service)) {
-            // The services served never change, so an unknown name stays unknown. The package
-            // would keep an entry for every name ever watched, which a caller could grow
-            // without end by watching name after name.
-            call.write({ status: "SERVICE_UNKNOWN" });
-            return;
-          }
-          polled.add(call);
-          stopPolling ??= readiness.keepFresh();
-          (Watch as (c: WatchCall) => void)(call);
-        },
-      });
-    },
+  const check = plainUnary(async (bytes) => {
+    const service = serviceOf(bytes);
+    apply(await readiness.report());
+    if (!names.has(service)) {
+      return {
+        trailer: statusTrailers(Code.NotFound, `Health status unknown for service ${service}`),
+      };
+    }
+    return { message: checkResponse(status), trailer: OK_TRAILERS };
   });
 
+  const list = plainUnary(async () => {
+    apply(await readiness.report());
+    const statuses = new Map<string, ServingStatus>();
+    for (const name of names) statuses.set(name, status);
+    return { message: listResponse(statuses), trailer: OK_TRAILERS };
+  });
+
+  const watch: GrpcRoute = {
+    kind: "stream",
+    open(call) {
+      let asked = false;
+      return {
+        message(bytes) {
+          // A server-streaming call: the first message is the request, any other is ignored.
+          if (asked) return;
+          asked = true;
+          if (closed || watches.size >= maxWatches) {
+            call.end(
+              closed
+                ? statusTrailers(Code.Unavailable, "the server is stopping")
+                : statusTrailers(
+                    Code.ResourceExhausted,
+                    `this port holds ${maxWatches} health watches already`,
+                  ),
+            );
+            return;
+          }
+          const service = serviceOf(bytes);
+          watches.set(call, service);
+          if (!names.has(service)) {
+            call.write(checkResponse("SERVICE_UNKNOWN"));
+            return;
+          }
+          stopPolling ??= readiness.keepFresh();
+          call.write(checkResponse(status));
+        },
+        end() {
+          if (!asked)
+            call.end(
+              statusTrailers(Code.InvalidArgument, "a Watch asks with one HealthCheckRequest"),
+            );
+        },
+        cancel: () => unwatch(call),
+      };
+    },
+  };
+
   return {
+    routes: [
+      [`${PATH}/Check`, check],
+      [`${PATH}/Watch`, watch],
+      [`${PATH}/List`, list],
+    ],
     close() {
       closed = true;
-      for (const call of [...watches]) {
+      for (const call of [...watches.keys()]) {
         unwatch(call);
-        call.emit("error", { code: grpc.status.UNAVAILABLE, details: "the server is stopping" });
+        call.end(statusTrailers(Code.Unavailable, "the server is stopping"));
       }
     },
   };

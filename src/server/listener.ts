@@ -159,6 +159,7 @@ export async function listen(
     port: boundPort,
     inflight: () => inflight.size,
     async drain(timeoutMs: number) {
+      const deadline = Date.now() + timeoutMs;
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sessions.keys()) s.close();
@@ -173,6 +174,22 @@ export async function listen(
           onIdle = resolve;
           timer = setTimeout(resolve, timeoutMs);
         });
+        clearTimeout(timer);
+      }
+      // A session told to close (GOAWAY) closes by itself once its streams have ended and
+      // their last frames (a gRPC status in trailers, say) are written; destroying it as soon
+      // as the last response ended could cut those frames off. So the sessions get what is
+      // left of the timeout to close by themselves.
+      // (`closed` is already true: it says that close() was called, not that it is done.)
+      const open = [...sessions.keys()].filter((s) => !s.destroyed);
+      if (open.length > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.all(open.map((s) => new Promise((resolve) => s.once("close", resolve)))),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+          }),
+        ]);
         clearTimeout(timer);
       }
       for (const s of sessions.keys()) s.destroy();

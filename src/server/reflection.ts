@@ -2,7 +2,8 @@ import { type DescFile, type DescService, toBinary } from "@bufbuild/protobuf";
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import * as grpc from "@grpc/grpc-js";
+import { Code } from "@connectrpc/connect";
+import type { GrpcRoute } from "./grpc-routes.js";
 
 /**
  * gRPC server reflection (https://github.com/grpc/grpc/blob/master/doc/server-reflection.md)
@@ -47,7 +48,7 @@ export type ReflectionAnswer =
   | { kind: "files"; files: Uint8Array[] }
   | { kind: "extensionNumbers"; baseTypeName: string; numbers: number[] }
   | { kind: "services"; names: string[] }
-  | { kind: "error"; code: grpc.status; message: string };
+  | { kind: "error"; code: Code; message: string };
 
 const LEN = WireType.LengthDelimited;
 
@@ -199,7 +200,7 @@ export class ReflectionIndex {
       case "none":
         return {
           kind: "error",
-          code: grpc.status.INVALID_ARGUMENT,
+          code: Code.InvalidArgument,
           message: "the request asks nothing this server knows",
         };
     }
@@ -220,7 +221,7 @@ export class ReflectionIndex {
 }
 
 function notFound(message: string): ReflectionAnswer {
-  return { kind: "error", code: grpc.status.NOT_FOUND, message };
+  return { kind: "error", code: Code.NotFound, message };
 }
 
 /** One request of the stream in, one response out; a malformed request gets an error response. */
@@ -231,45 +232,30 @@ export function respond(index: ReflectionIndex, bytes: Uint8Array): Uint8Array {
   } catch {
     return encodeResponse("", undefined, {
       kind: "error",
-      code: grpc.status.INVALID_ARGUMENT,
+      code: Code.InvalidArgument,
       message: "malformed ServerReflectionRequest",
     });
   }
   return encodeResponse(req.host, bytes, index.answer(req.question));
 }
 
-const raw = {
-  requestSerialize: (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength),
-  requestDeserialize: (b: Buffer): Uint8Array => b,
-  responseSerialize: (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength),
-  responseDeserialize: (b: Buffer): Uint8Array => b,
-};
-
 /**
- * Adds grpc.reflection.v1 and v1alpha ServerReflection to a grpc-js server, describing these
- * services. Reflection reveals only the public contract and needs no key: it does not pass
- * through the interceptors of the Latchkey services.
+ * The routes of grpc.reflection.v1 and v1alpha ServerReflection, describing these services:
+ * each request of the stream answered in turn, the stream ended when the caller ends its side.
+ * Reflection reveals only the public contract and needs no key: it does not pass through the
+ * interceptors of the Latchkey services.
  */
-export function addReflection(
-  server: Pick<grpc.Server, "addService">,
-  services: readonly DescService[],
-): void {
+export function reflectionRoutes(services: readonly DescService[]): [string, GrpcRoute][] {
   const index = new ReflectionIndex(services);
-  const impl: grpc.handleBidiStreamingCall<Uint8Array, Uint8Array> = (call) => {
-    call.on("data", (req: Uint8Array) => call.write(respond(index, req)));
-    call.on("end", () => call.end());
+  const route: GrpcRoute = {
+    kind: "stream",
+    open: (call) => ({
+      message: (req) => call.write(respond(index, req)),
+      end: () => call.end({ "grpc-status": "0" }),
+    }),
   };
-  for (const version of ["v1", "v1alpha"]) {
-    server.addService(
-      {
-        ServerReflectionInfo: {
-          path: `/grpc.reflection.${version}.ServerReflection/ServerReflectionInfo`,
-          requestStream: true,
-          responseStream: true,
-          ...raw,
-        },
-      },
-      { ServerReflectionInfo: impl },
-    );
-  }
+  return ["v1", "v1alpha"].map((version) => [
+    `/grpc.reflection.${version}.ServerReflection/ServerReflectionInfo`,
+    route,
+  ]);
 }

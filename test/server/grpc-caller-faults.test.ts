@@ -5,15 +5,21 @@ import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import { afterAll, describe, expect, it } from "vitest";
 import { CreateApiRequestSchema } from "../../gen/latchkey/v2/apis_pb.js";
 import { ErrorDetailSchema } from "../../gen/latchkey/v2/common_pb.js";
-import { callerFaultOf } from "../../src/server/grpc-caller-faults.js";
+import {
+  FrameReader,
+  percentEncoded,
+  requestEncoding,
+  timeoutMs,
+  WireFault,
+} from "../../src/server/grpc-wire.js";
 import { envelope, grpc as rawGrpc } from "../fuzz/raw-doors.js";
 import { useServer } from "../harness/server.js";
 
 /**
- * The gRPC port's own library finds two faults of the caller before any interceptor runs
- * (a message flagged gzip that does not gunzip, a malformed grpc-timeout) and would answer
- * them INTERNAL; the port answers them INVALID_ARGUMENT with the usual error detail, after
- * the root key is checked, and never runs the procedure.
+ * Faults of the caller that only the gRPC wire shows (a message flagged gzip that does not
+ * gunzip, a malformed grpc-timeout) are INVALID_ARGUMENT with the usual error detail, after
+ * the root key is checked, and the procedure never runs; a gRPC library's server would answer
+ * them INTERNAL, as if the server had failed.
  */
 
 const s = useServer();
@@ -72,7 +78,7 @@ function detailOf(answer: Answer) {
   return answer.error?.findDetails(ErrorDetailSchema)[0];
 }
 
-describe("the gRPC port and the faults its library finds itself", () => {
+describe("the gRPC port and the faults of the wire", () => {
   it("a message flagged gzip that does not gunzip is INVALID_ARGUMENT with the error detail", async () => {
     const before = await s.snapshot();
     const res = await call(envelope(CUT, 1), { ...auth(), "grpc-encoding": "gzip" });
@@ -128,11 +134,50 @@ describe("the gRPC port and the faults its library finds itself", () => {
   });
 });
 
-describe("the statuses taken for the caller's faults", () => {
-  it("are only grpc-js's own two INTERNAL statuses", () => {
-    expect(callerFaultOf({ code: 13, details: "Failed to decompress message" })).toBeDefined();
-    expect(callerFaultOf({ code: 13, details: 'Invalid grpc-timeout value "x"' })).toBeDefined();
-    expect(callerFaultOf({ code: 8, details: "Failed to decompress message" })).toBeUndefined();
-    expect(callerFaultOf({ code: 13, details: "Internal error" })).toBeUndefined();
+describe("the gRPC wire format", () => {
+  it("reads grpc-timeout as 1 to 8 digits and a unit, and nothing else", () => {
+    expect(timeoutMs(undefined)).toBeUndefined();
+    expect(timeoutMs("10S")).toBe(10_000);
+    expect(timeoutMs("500m")).toBe(500);
+    expect(timeoutMs("2H")).toBe(7_200_000);
+    expect(timeoutMs("99999999n")).toBeCloseTo(99.999999);
+    for (const bad of ["", "S", "-1S", "123456789S", "10s", "10 S", "1.5S"]) {
+      expect(() => timeoutMs(bad), bad).toThrow(/must be 1 to 8 digits/);
+    }
+  });
+
+  it("percent-encodes grpc-message as the gRPC protocol does, and only that", () => {
+    expect(percentEncoded('body: must be 1 (got "x")')).toBe('body: must be 1 (got "x")');
+    expect(percentEncoded("100% é\n")).toBe("100%25 %C3%A9%0A");
+  });
+
+  it("reads identity, gzip and deflate, and refuses other encodings UNIMPLEMENTED", () => {
+    expect(requestEncoding(undefined)).toBeUndefined();
+    expect(requestEncoding("identity")).toBeUndefined();
+    expect(requestEncoding("gzip")).toBe("gzip");
+    expect(requestEncoding("deflate")).toBe("deflate");
+    expect(() => requestEncoding("snappy")).toThrow(WireFault);
+    try {
+      requestEncoding("snappy");
+    } catch (err) {
+      expect((err as WireFault).code).toBe(12);
+    }
+  });
+
+  it("frames messages however the bytes are cut, and refuses a frame over the bound at its prefix", () => {
+    const two = Buffer.concat([envelope(new Uint8Array([1, 2, 3])), envelope(new Uint8Array([]))]);
+    for (let cut = 0; cut <= two.length; cut++) {
+      const reader = new FrameReader(10);
+      const got = [...reader.push(two.subarray(0, cut)), ...reader.push(two.subarray(cut))];
+      expect(
+        got.map((m) => [...m.bytes]),
+        `cut at ${cut}`,
+      ).toEqual([[1, 2, 3], []]);
+      expect(reader.leftover).toBe(0);
+    }
+    const big = Buffer.alloc(5);
+    big.writeUInt32BE(11, 1);
+    expect(() => new FrameReader(10).push(big)).toThrow(/at most 10/);
+    expect(() => new FrameReader(10).push(Buffer.from([7, 0, 0, 0, 0]))).toThrow(/unknown flag 7/);
   });
 });

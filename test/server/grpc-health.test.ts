@@ -1,30 +1,42 @@
+import { createServiceImplSpec } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KeysService } from "../../gen/latchkey/v2/keys_pb.js";
+import { loadConfig } from "../../src/config.js";
 import { Readiness } from "../../src/health/readiness.js";
-import { addHealthService, type GrpcHealth } from "../../src/server/grpc-health.js";
+import { connectionLimits } from "../../src/server/connection-limits.js";
+import { type GrpcDoor, startGrpcDoor } from "../../src/server/grpc-door.js";
 import { type HealthClient, healthClient } from "../harness/health.js";
 
-// The bounds of grpc.health.v1 Watch streams, on a bare grpc-js server (no database): the cap,
+// The bounds of grpc.health.v1 Watch streams, on a gRPC port with no database: the cap,
 // names that are not served, and the end of every stream when the port drains.
 
 describe("gRPC health watches", () => {
-  const server = new grpc.Server();
-  let health: GrpcHealth;
+  let door: GrpcDoor;
   let client: HealthClient;
+  let drained: Promise<void> | undefined;
   beforeAll(async () => {
     const readiness = new Readiness([], { timeoutMs: 1_000, cacheMs: 1_000 });
     await readiness.report();
-    health = addHealthService(server, readiness, ["latchkey.v2.KeysService"], 2);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      ),
-    );
-    client = healthClient(port);
+    door = await startGrpcDoor({
+      // No procedure implemented: only the service's name counts, as a name health knows.
+      services: [createServiceImplSpec(KeysService, {})],
+      interceptors: [],
+      maxBodyBytes: 1_000_000,
+      log: pino({ level: "silent" }),
+      port: 0,
+      host: "127.0.0.1",
+      limits: connectionLimits(loadConfig({})),
+      counters: { refused: () => {}, open: () => {} },
+      readiness,
+      maxHealthWatches: 2,
+    });
+    client = healthClient(door.port);
   });
-  afterAll(() => {
+  afterAll(async () => {
     client.close();
-    server.forceShutdown();
+    await (drained ?? door.drain(1_000));
   });
 
   it("answers SERVICE_UNKNOWN to a name not served, caps the streams, and ends them all at close", async () => {
@@ -49,7 +61,7 @@ describe("gRPC health watches", () => {
     while (!(await servesSoon(again)) && Date.now() < deadline) again = client.watch("");
     expect(again.statuses).toEqual(["SERVING"]);
 
-    health.close();
+    drained = door.drain(5_000);
     expect(await served.ended).toBe(grpc.status.UNAVAILABLE);
     expect(await again.ended).toBe(grpc.status.UNAVAILABLE);
     const late = client.watch("");

@@ -1,7 +1,7 @@
+import type { IncomingHttpHeaders } from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import * as grpc from "@grpc/grpc-js";
+import { Code } from "@connectrpc/connect";
 import {
-  Authorization,
   type CheckRequest,
   CheckRequestSchema,
   type CheckResponse,
@@ -9,17 +9,19 @@ import {
 } from "../../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { POLICY_HEADERS } from "../../domain/gateway-policy.js";
 import { parseIp } from "../../domain/networks.js";
+import { type GrpcRoute, plainUnary } from "../grpc-routes.js";
+import { statusTrailers } from "../grpc-wire.js";
 import type { GatewayAnswer } from "./answer.js";
 import type { GatewayRequest } from "./exchange.js";
 
 /** The gRPC status of each HTTP status a refusal can have (google.rpc.Code numbers). */
 const GRPC_CODES: Record<number, number> = {
-  400: grpc.status.INVALID_ARGUMENT,
-  401: grpc.status.UNAUTHENTICATED,
-  403: grpc.status.PERMISSION_DENIED,
-  412: grpc.status.FAILED_PRECONDITION,
-  429: grpc.status.RESOURCE_EXHAUSTED,
-  503: grpc.status.UNAVAILABLE,
+  400: Code.InvalidArgument,
+  401: Code.Unauthenticated,
+  403: Code.PermissionDenied,
+  412: Code.FailedPrecondition,
+  429: Code.ResourceExhausted,
+  503: Code.Unavailable,
 };
 
 /** The policy headers, read from the route's context extensions before the request's headers. */
@@ -41,10 +43,10 @@ function headersOf(req: CheckRequest): Map<string, string> {
 }
 
 /** What the door hands the shared authorization. */
-function gatewayRequest(req: CheckRequest, metadata: grpc.Metadata): GatewayRequest {
+function gatewayRequest(req: CheckRequest, metadata: IncomingHttpHeaders): GatewayRequest {
   const headers = headersOf(req);
   const extensions = req.attributes?.contextExtensions ?? {};
-  const authorization = metadata.get("authorization")[0];
+  const authorization = metadata.authorization;
   const address = req.attributes?.source?.address?.address;
   const peer = address?.case === "socketAddress" ? address.value.address : undefined;
   const http = req.attributes?.request?.http;
@@ -63,9 +65,6 @@ function gatewayRequest(req: CheckRequest, metadata: grpc.Metadata): GatewayRequ
   };
 }
 
-/** What the deserializer hands the handler for bytes that are no CheckRequest. */
-const UNDECODABLE = Object.freeze({ undecodable: true });
-
 const asOptions = (headers: Record<string, string>) =>
   Object.entries(headers).map(([key, value]) => ({ header: { key, value } }));
 
@@ -73,7 +72,7 @@ const asOptions = (headers: Record<string, string>) =>
 function checkResponse(answer: GatewayAnswer): CheckResponse {
   if (answer.status === 200) {
     return create(CheckResponseSchema, {
-      status: { code: grpc.status.OK },
+      status: { code: 0 },
       httpResponse: {
         case: "okResponse",
         value: {
@@ -86,7 +85,7 @@ function checkResponse(answer: GatewayAnswer): CheckResponse {
   }
   const headers = { ...answer.client, "content-type": "application/json" };
   return create(CheckResponseSchema, {
-    status: { code: GRPC_CODES[answer.status] ?? grpc.status.INTERNAL },
+    status: { code: GRPC_CODES[answer.status] ?? Code.Internal },
     httpResponse: {
       case: "deniedResponse",
       value: { status: { code: answer.status }, headers: asOptions(headers), body: answer.body },
@@ -95,52 +94,28 @@ function checkResponse(answer: GatewayAnswer): CheckResponse {
 }
 
 /**
- * Serves Envoy's `envoy.service.auth.v3.Authorization/Check` (ext_authz over gRPC) on the
- * grpc-js server, with the same authorization as the forward-auth endpoint: Envoy sends the
- * root key as `authorization` metadata, the policy as the route's context extensions or as
- * headers, and the request's method, path, headers and source address. Bytes that are no
- * CheckRequest are INVALID_ARGUMENT.
+ * Envoy's ext_authz `envoy.service.auth.v3.Authorization/Check` as a route of the gRPC port:
+ * the CheckRequest's HTTP request authorized by `authorize` (the same authorization as the
+ * forward-auth endpoint), answered as an OkHttpResponse or a DeniedHttpResponse. The root key
+ * comes from the call's own metadata (Envoy's grpc_service initial_metadata).
  */
-export function addExtAuthz(
-  server: Pick<grpc.Server, "addService">,
-  authorize: (r: GatewayRequest) => Promise<GatewayAnswer>,
-): void {
-  const method = Authorization.method.check;
-  const definition: grpc.ServiceDefinition = {
-    check: {
-      path: `/${Authorization.typeName}/${method.name}`,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (m: CheckRequest) => Buffer.from(toBinary(CheckRequestSchema, m)),
-      // A request that does not decode becomes a marker the handler refuses (grpc-js would
-      // answer a throwing deserializer INTERNAL, and no message at all UNIMPLEMENTED).
-      requestDeserialize: (buf: Buffer) => {
-        try {
-          return fromBinary(CheckRequestSchema, buf);
-        } catch {
-          return UNDECODABLE;
-        }
-      },
-      responseSerialize: (m: CheckResponse) => Buffer.from(toBinary(CheckResponseSchema, m)),
-      responseDeserialize: (buf: Buffer) => fromBinary(CheckResponseSchema, buf),
-    },
-  };
-  const check: grpc.handleUnaryCall<CheckRequest | typeof UNDECODABLE, CheckResponse> = (
-    call,
-    callback,
-  ) => {
-    if (call.request === UNDECODABLE) {
-      callback({
-        code: grpc.status.INVALID_ARGUMENT,
-        details: "the request is not a CheckRequest",
-      });
-      return;
+export function extAuthzRoute(authorize: (r: GatewayRequest) => Promise<GatewayAnswer>): GrpcRoute {
+  return plainUnary(async (bytes, header) => {
+    let req: CheckRequest;
+    try {
+      req = fromBinary(CheckRequestSchema, bytes);
+    } catch {
+      return { trailer: statusTrailers(Code.InvalidArgument, "the request is not a CheckRequest") };
     }
-    authorize(gatewayRequest(call.request as CheckRequest, call.metadata)).then(
-      (answer) => callback(null, checkResponse(answer)),
+    try {
+      const answer = await authorize(gatewayRequest(req, header));
+      return {
+        message: toBinary(CheckResponseSchema, checkResponse(answer)),
+        trailer: { "grpc-status": "0" },
+      };
+    } catch {
       // The authorization answers every failure itself; this is only a last resort.
-      () => callback({ code: grpc.status.INTERNAL, details: "internal error" }),
-    );
-  };
-  server.addService(definition, { check });
+      return { trailer: statusTrailers(Code.Internal, "internal error") };
+    }
+  });
 }
