@@ -105,7 +105,7 @@ function secretScanningDoor(deps: Deps) {
 export interface App {
   readonly port: number;
   readonly url: string;
-  /** Port of the grpc-js door, when GRPC_PORT is set. */
+  /** The gRPC port, when GRPC_PORT is set. */
   readonly grpcPort: number | undefined;
   /**
    * Port of the admin listener (ADMIN_PORT): /metrics and the health endpoints; undefined

@@ -20,10 +20,10 @@ import {
 import { checkDatabaseUrl, checkRedisUrl } from "./urls.js";
 import { WEBHOOK_SETTINGS } from "./webhook-settings.js";
 
-/** Port of the grpc-js door; `off` leaves gRPC to the main port only. */
+/** Port of the gRPC port; `off` leaves gRPC to the main port only. */
 const grpcPort: Setting<number | undefined> = {
   env: "GRPC_PORT",
-  help: "gRPC through grpc-js (the fast gRPC door); off disables it, 0 picks a free port",
+  help: "gRPC only, over cleartext HTTP/2 (the fast gRPC door); off disables it, 0 picks a free port",
   shownDefault: "9090",
   accepts: "0 to 65535, off",
   parse(raw, label) {
@@ -119,7 +119,7 @@ export const SETTINGS = {
   ),
   grpcPort: documented(
     grpcPort,
-    "gRPC through grpc-js (the fast gRPC door); `off` disables it, `0` picks a free port",
+    "gRPC only, over cleartext HTTP/2 (the fast gRPC door); `off` disables it, `0` picks a free port",
   ),
   host: documented(text("HOST", "0.0.0.0", "interface to bind"), "interface to bind"),
   adminPort: documented(

@@ -30,7 +30,7 @@ export interface CallInit {
   values: ContextValues;
 }
 
-/** Never aborted: the /v2 and grpc-js doors do not cancel a unary call when its client leaves. */
+/** Never aborted: the /v2 door and the gRPC port do not cancel a unary call when its client leaves. */
 const NEVER = new AbortController().signal;
 const noTimeout = () => undefined;
 const contextOf = Symbol("handler context");
@@ -39,7 +39,7 @@ type RequestWithContext = UnaryRequest & { [contextOf]: HandlerContext };
 
 /**
  * Binds a unary implementation to the interceptors once, for the doors that call
- * implementations directly (/v2 and grpc-js). Connect's own `invokeUnaryImplementation`
+ * implementations directly (/v2 and the gRPC port). Connect's own `invokeUnaryImplementation`
  * rebuilds the interceptor chain and three undici Headers and two AbortControllers on
  * every call; this does the same work with one context object per call. The interceptor
  * and implementation contracts are Connect's, unchanged: what a handler or interceptor sets

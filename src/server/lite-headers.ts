@@ -1,7 +1,7 @@
 /**
  * A Headers-compatible bag that costs almost nothing until it is used as a real
  * `Headers`. undici's Headers validates every name and value on construction; a call
- * through the /v2 or grpc-js door reads one or two request headers and sets one
+ * through the /v2 door or the gRPC port reads one or two request headers and sets one
  * response header, so those doors use this instead. Names are case-insensitive.
  */
 export class LiteHeaders {
