@@ -90,17 +90,26 @@ function eventsFor(e: Endpoint, move: BalanceMove, subject: CreditsSubject): Web
  * after it, so the spend path writes nothing more than its ledger entry. The cursor row is
  * taken `for update skip locked`: one process at a time, each entry read once.
  */
-async function creditBatch(db: Db, now: number): Promise<number | undefined> {
+async function creditBatch(
+  db: Db,
+  now: number,
+  seen: (position: string) => void,
+): Promise<number | undefined> {
   return db.transaction(async (tx) => {
     const cursor = await cursorTake(tx, "credits");
     if (!cursor) return undefined;
     if (cursor.position === null) {
-      await cursorMove(tx, "credits", `${await ledgerStart(tx)}:0`);
+      const start = `${await ledgerStart(tx)}:0`;
+      await cursorMove(tx, "credits", start);
+      seen(start);
       return 0;
     }
     const [at, seq] = cursor.position.split(":") as [string, string];
     const rows = await ledgerAfter(tx, at, Number(seq), CREDIT_BATCH);
-    if (rows.length === 0) return 0;
+    if (rows.length === 0) {
+      seen(cursor.position);
+      return 0;
+    }
     const workspaces = [...new Set(rows.map((r) => r.workspaceId))];
     const endpoints = await endpointsSubscribing(tx, workspaces, CREDIT_TYPES);
     if (endpoints.length > 0) {
@@ -123,19 +132,41 @@ async function creditBatch(db: Db, now: number): Promise<number | undefined> {
       await deliveryInsert(tx, deliveries, now);
     }
     const last = rows.at(-1) as LedgerRow;
-    await cursorMove(tx, "credits", `${last.tx}:${last.seq}`);
+    const position = `${last.tx}:${last.seq}`;
+    await cursorMove(tx, "credits", position);
+    seen(position);
     return rows.length;
   });
 }
 
-/** Runs batches until the ledger is read (or the pass's bound); answers the entries read. */
-export async function creditPass(db: Db, now: number): Promise<number> {
-  let read = 0;
-  for (let i = 0; i < BATCHES_PER_PASS; i++) {
-    const n = await creditBatch(db, now);
-    if (n === undefined) break;
-    read += n;
-    if (n < CREDIT_BATCH) break;
+/**
+ * The credit pass of one process. It remembers where it last saw the cursor, so that a pass
+ * with no new ledger entry costs one read and no transaction: taking the cursor row for
+ * update writes to it, and on the embedded engine a write every second was most of an idle
+ * server's CPU. Another process moving the cursor past that position only makes the next
+ * pass take the cursor and learn where it is.
+ */
+export class CreditPass {
+  #seen: string | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  /** Runs batches until the ledger is read (or the pass's bound); answers the entries read. */
+  async run(now: number): Promise<number> {
+    if (this.#seen !== undefined) {
+      const [at, seq] = this.#seen.split(":") as [string, string];
+      if ((await ledgerAfter(this.db, at, Number(seq), 1)).length === 0) return 0;
+    }
+    const seen = (position: string) => {
+      this.#seen = position;
+    };
+    let read = 0;
+    for (let i = 0; i < BATCHES_PER_PASS; i++) {
+      const n = await creditBatch(this.db, now, seen);
+      if (n === undefined) break;
+      read += n;
+      if (n < CREDIT_BATCH) break;
+    }
+    return read;
   }
-  return read;
 }

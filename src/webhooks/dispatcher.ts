@@ -39,9 +39,16 @@ export class WebhookDispatcher {
     private readonly bounds: DispatcherBounds,
   ) {}
 
-  /** Starts polling. */
-  start(): void {
-    this.#timer = setInterval(() => this.wake(), this.bounds.pollIntervalMs);
+  /**
+   * Starts polling: every poll interval, a claim when `worthPolling` says there may be
+   * something to claim (by default always). Wakes are not held back by it.
+   */
+  start(worthPolling: () => Promise<boolean> = async () => true): void {
+    this.#timer = setInterval(() => {
+      void worthPolling().then((yes) => {
+        if (yes) this.wake();
+      });
+    }, this.bounds.pollIntervalMs);
     this.#timer.unref();
     this.wake();
   }

@@ -1,7 +1,8 @@
 import type { Deps } from "../services/deps.js";
-import { creditPass } from "./credit-pass.js";
+import { CreditPass } from "./credit-pass.js";
 import { WebhookDispatcher } from "./dispatcher.js";
 import { expiryPass } from "./expiry-pass.js";
+import { EndpointPresence } from "./presence.js";
 import { RatelimitNotices } from "./ratelimit-notices.js";
 import { Subscriptions } from "./subscriptions.js";
 
@@ -39,12 +40,13 @@ export function startWebhooks(
   const ratelimitNotices = new RatelimitNotices(deps.db, subscriptions, deps.log, () =>
     dispatcher.wake(),
   );
+  const credits = new CreditPass(deps.db);
   let lastExpiry = Number.NEGATIVE_INFINITY;
   let running: Promise<void> | undefined;
   const pass = async (forceExpiry: boolean) => {
     const now = deps.clock.now();
     try {
-      if (await creditPass(deps.db, now)) dispatcher.wake();
+      if (await credits.run(now)) dispatcher.wake();
     } catch (err) {
       deps.log.warn({ err }, "deriving credit webhook events failed; retrying at the next pass");
     }
@@ -66,7 +68,8 @@ export function startWebhooks(
   };
   const timer = setInterval(() => void runPasses(false), c.webhookPollIntervalMs);
   timer.unref();
-  dispatcher.start();
+  const presence = new EndpointPresence(deps.db, deps.clock, deps.bus);
+  dispatcher.start(() => presence.any());
   void runPasses(true);
   return {
     wake: () => dispatcher.wake(),

@@ -228,3 +228,11 @@ export function endpointsSubscribing(
     [workspaceIds, types],
   );
 }
+
+/** Whether any workspace has an enabled endpoint (the dispatcher's poll is idle otherwise). */
+export async function anyEndpointEnabled(q: Queryable): Promise<boolean> {
+  const rows = await q.query<{ any: boolean }>(
+    "select exists (select 1 from webhook_endpoints where enabled) as any",
+  );
+  return rows[0]?.any === true;
+}
