@@ -12,6 +12,7 @@ import {
   cursorTake,
   type LedgerRow,
   ledgerAfter,
+  ledgerHasAfter,
   ledgerStart,
 } from "../storage/queries/webhook-cursors.js";
 import { type DirectDelivery, deliveryInsert } from "../storage/queries/webhook-deliveries.js";
@@ -155,7 +156,7 @@ export class CreditPass {
   async run(now: number): Promise<number> {
     if (this.#seen !== undefined) {
       const [at, seq] = this.#seen.split(":") as [string, string];
-      if ((await ledgerAfter(this.db, at, Number(seq), 1)).length === 0) return 0;
+      if (!(await ledgerHasAfter(this.db, at, Number(seq)))) return 0;
     }
     const seen = (position: string) => {
       this.#seen = position;

@@ -225,10 +225,25 @@ function measure(context: VerifyContext, config: Config, round: number): Promise
   );
 }
 
+/**
+ * BENCH_CONFIGS=bareGrpc,grpcPglite runs only those configurations (names as in CONFIGS): for
+ * a quick look at one door while working on it; a full run takes every one.
+ */
+function chosenConfigs(): Config[] {
+  const all = Object.keys(CONFIGS) as Config[];
+  const asked = process.env.BENCH_CONFIGS?.split(",").filter((c) => c !== "");
+  if (!asked || asked.length === 0) return all;
+  const unknown = asked.filter((c) => !(all as string[]).includes(c));
+  if (unknown.length > 0) {
+    throw new Error(`BENCH_CONFIGS: unknown ${unknown.join(", ")}; known: ${all.join(", ")}`);
+  }
+  return all.filter((c) => asked.includes(c));
+}
+
 export async function fixedRatePart(context: VerifyContext): Promise<FixedRatePartResult> {
   const s = context.settings;
-  const configs = Object.keys(CONFIGS) as Config[];
-  const runs = Object.fromEntries(configs.map((c) => [c, []])) as unknown as Record<
+  const configs = chosenConfigs();
+  const runs = Object.fromEntries(Object.keys(CONFIGS).map((c) => [c, []])) as unknown as Record<
     Config,
     AtRate[]
   >;

@@ -104,6 +104,21 @@ export function ledgerAfter(
   );
 }
 
+/**
+ * Whether the ledger may hold entries after (tx, seq): any entry after it, committed or not
+ * (a cheap look before the pass takes its cursor; the pass itself reads only what is safe).
+ */
+export async function ledgerHasAfter(q: Queryable, tx: string, seq: number): Promise<boolean> {
+  const rows = await q.query<{ any: boolean }>(
+    `select exists (
+       select 1 from credit_ledger l
+       where l.tx is not null and (l.tx, l.seq) > ($1::xid8, $2::int8)
+     ) as any`,
+    [tx, seq],
+  );
+  return rows[0]?.any === true;
+}
+
 /** Where the credit pass starts on a database that never ran it: the present. */
 export async function ledgerStart(q: Queryable): Promise<string> {
   const rows = await q.query<{ tx: string }>(
