@@ -59,7 +59,7 @@ const MB = 2 ** 20;
 
 async function read(lk: Latchkey, phase: Phase, idleSeconds: number): Promise<Reading> {
   await sleep(idleSeconds * 1000);
-  const { values } = await metricsOf(lk.base);
+  const { values } = await metricsOf(lk.admin);
   const { rssMb, peakMb } = memoryOf(lk.pid);
   return {
     phase,
