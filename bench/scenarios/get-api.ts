@@ -1,6 +1,6 @@
 // apis.getApi, a root-key read of one row (cached), on every door against its ceiling: the /v2
 // JSON door (autocannon and h2load --h1, 50 connections) against a bare node:http server, the
-// grpc-js door (GRPC_PORT) and Connect's gRPC on the main port (h2load, 10 x 10 streams)
+// gRPC port (GRPC_PORT) and Connect's gRPC on the main port (h2load, 10 x 10 streams)
 // against a bare grpc-js server. Latchkey on PGlite; all on this machine's cores together.
 import { create, toBinary } from "@bufbuild/protobuf";
 import type * as ApisPb from "../../gen/latchkey/v2/apis_pb.ts";
@@ -73,7 +73,7 @@ export default defineScenario<GetApiSettings, GetApiResult>({
           frame,
           headers,
         });
-        const grpcJs = await grpcLoad(context, "latchkey grpc-js door", {
+        const grpcJs = await grpcLoad(context, "latchkey gRPC port", {
           url: `http://127.0.0.1:${lk.grpcPort}${GET_API}`,
           frame,
           headers,
@@ -114,7 +114,7 @@ export default defineScenario<GetApiSettings, GetApiResult>({
       ],
       ["bare grpc-js", null, r.bareGrpc.rps, null, ""],
       [
-        "Latchkey grpc-js door (GRPC_PORT)",
+        "Latchkey gRPC port (GRPC_PORT)",
         null,
         r.grpcJs.rps,
         num(r.ratios.grpcJsOfBareGrpc),

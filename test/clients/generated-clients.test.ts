@@ -23,7 +23,7 @@ import {
 } from "./toolchains.js";
 
 // Clients generated from proto/ by other languages' stock toolchains, as docs/clients.md
-// tells a team to, calling the grpc-js port: verify_key.go and verify_key.py create an API
+// tells a team to, calling the gRPC port: verify_key.go and verify_key.py create an API
 // and a key, verify it and a wrong one, and read the ErrorDetail of a refused call. Then the
 // TypeScript package's own code (packages/client), in process, each way it can reach the
 // server; test/package/pack.test.ts installs that package packed and runs it on another Node.

@@ -20,7 +20,7 @@ import { namespaceOf } from "../../src/services/procedures.js";
 import { assertDocumentedRequest, assertDocumentedResponse } from "./openapi.js";
 
 /**
- * The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC on the grpc-js door
+ * The ways in: the /v2 JSON door, Connect JSON over HTTP/1.1, gRPC on the gRPC port
  * (GRPC_PORT), gRPC through Connect on the main port, and gRPC-web.
  */
 export type TestDoor = "json" | "connect" | "grpc" | "grpc-main" | "grpc-web";

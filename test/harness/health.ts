@@ -30,7 +30,7 @@ export async function readyWhen(base: string, status: number): Promise<ReadyAnsw
   return last;
 }
 
-/** A `grpc.health.v1.Health` client of the grpc-js port. */
+/** A `grpc.health.v1.Health` client of the gRPC port. */
 export interface HealthClient {
   /** Check: the status's name (`SERVING`), or the call's error. */
   check(service: string): Promise<string>;

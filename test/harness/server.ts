@@ -120,7 +120,7 @@ export type Auth = string | null | { header: string };
 
 /**
  * The configuration of a server a test starts itself (`startApp`): the defaults, `env` read as
- * the environment, free loopback ports for every listener, no grpc-js port unless asked for,
+ * the environment, free loopback ports for every listener, no gRPC port unless asked for,
  * and `overrides` last.
  */
 export function loopbackConfig(overrides: Partial<Config> = {}, env: Record<string, string> = {}) {

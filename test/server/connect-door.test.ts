@@ -60,7 +60,7 @@ describe("Connect, gRPC and gRPC-web at their standard paths", () => {
 
   it.each([
     [
-      "gRPC (grpc-js door)",
+      "gRPC (the gRPC port)",
       () => createGrpcTransport({ baseUrl: `http://127.0.0.1:${s.app.grpcPort}` }),
     ],
     ["gRPC", () => createGrpcTransport({ baseUrl: s.url })],

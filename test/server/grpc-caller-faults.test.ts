@@ -39,7 +39,7 @@ interface Answer {
   error: ReturnType<typeof findTrailerError>;
 }
 
-/** A raw gRPC call to the grpc-js port: its status, message and error with its details. */
+/** A raw gRPC call to the gRPC port: its status, message and error with its details. */
 function call(body: Uint8Array, headers: Record<string, string>): Promise<Answer> {
   const session = connect(`http://127.0.0.1:${s.app.grpcPort}`);
   sessions.push(session);

@@ -31,7 +31,7 @@ const BUF = new URL("../../node_modules/.bin/buf", import.meta.url).pathname;
 
 const s = useServer();
 
-/** Runs `buf curl` over gRPC (cleartext HTTP/2) against the grpc-js door; rejects on a non-zero exit. */
+/** Runs `buf curl` over gRPC (cleartext HTTP/2) against the gRPC port; rejects on a non-zero exit. */
 async function bufCurl(args: string[], path = ""): Promise<string> {
   const url = `http://127.0.0.1:${s.app.grpcPort}${path}`;
   const { stdout } = await run(
@@ -48,7 +48,7 @@ const lines = (out: string) =>
     .map((l) => l.trim())
     .filter((l) => l !== "");
 
-describe("gRPC server reflection on the grpc-js door", () => {
+describe("gRPC server reflection on the gRPC port", () => {
   it("lists every service the port serves without a key: latchkey.v2's and Envoy's ext_authz", async () => {
     const listed = lines(await bufCurl(["--list-services"]));
     for (const service of SERVICES) expect(listed).toContain(service.typeName);

@@ -48,7 +48,7 @@ function exchange(port: number, path: string, message: Buffer, auth?: string): P
 type Headers = { headers: Record<string, unknown>; endStream: boolean };
 type Trailers = { trailers: Record<string, unknown> };
 
-describe("gRPC trailers on the grpc-js door", () => {
+describe("gRPC trailers on the gRPC port", () => {
   // A door serving one procedure that sets a header and a trailer, as an interceptor might.
   let door: GrpcDoor;
   beforeAll(async () => {

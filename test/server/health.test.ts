@@ -6,7 +6,7 @@ import { loadMigrations } from "../../src/storage/migrate.js";
 import { askReady, type HealthClient, healthClient, readyWhen } from "../harness/health.js";
 import { useServer } from "../harness/server.js";
 
-// The health endpoints (admin port and main port), gRPC health on the grpc-js port, and the
+// The health endpoints (admin port and main port), gRPC health on the gRPC port, and the
 // admin port's /metrics, against one server whose database a test can make hang. The
 // graceful shutdown, which needs a server of its own, is in operations.test.ts.
 

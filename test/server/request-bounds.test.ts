@@ -116,7 +116,7 @@ describe("binary bodies that are not a protobuf message", () => {
     ["gRPC-web", (p, b) => grpcWeb(s.url, p, envelope(b), auth())],
     ["gRPC on the main port", (p, b) => grpc(s.url, p, envelope(b), auth())],
     [
-      "gRPC on the grpc-js port",
+      "gRPC on the gRPC port",
       (p, b) => grpc(`http://127.0.0.1:${s.app.grpcPort}`, p, envelope(b), auth()),
     ],
   ])("%s answers INVALID_ARGUMENT", async (_, call) => {

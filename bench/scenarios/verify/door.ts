@@ -1,5 +1,5 @@
 // The doors against their ceilings, cached key with one auto-applied rate limit, PGlite: the
-// /v2 door against bare node:http (autocannon and h2load --h1), the grpc-js door against bare
+// /v2 door against bare node:http (autocannon and h2load --h1), the gRPC port against bare
 // grpc-js (h2load). Below the target (or with BENCH_PROFILE=1): a CPU profile, and the /v2
 // door again with verification events dropped and on PostgreSQL.
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -89,7 +89,7 @@ export async function doorPart(context: VerifyContext): Promise<DoorResult> {
       url: `${lk.base}/v2/keys.verifyKey`,
       body: JSON.stringify({ key }),
     });
-    const grpcJs = await grpcLoad(context, "latchkey grpc-js door", {
+    const grpcJs = await grpcLoad(context, "latchkey gRPC port", {
       url: `http://127.0.0.1:${lk.grpcPort}${VERIFY_PATH}`,
       frame,
     });

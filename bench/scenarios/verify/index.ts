@@ -2,7 +2,7 @@
 //
 //   npm run bench -- verify [door] [propagation] [fixed-rate] [credits] [scale] [memory]
 //
-//   door         the /v2 door and the grpc-js door against bare servers, closed loop (door.ts)
+//   door         the /v2 door and the gRPC port against bare servers, closed loop (door.ts)
 //   propagation  a change through one process seen by another (propagation.ts)
 //   fixed-rate   cost at a fixed rate, open loop, in rounds: the /v2 door (bare node:http, then
 //                Latchkey on PGlite, on PostgreSQL, on PostgreSQL with credits) and the gRPC

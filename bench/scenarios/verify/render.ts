@@ -39,7 +39,7 @@ export function renderVerify(r: VerifyResult, s: VerifySettings): string {
           ]
         : []),
       ["bare grpc-js", null, d.bareGrpc.rps],
-      ["Latchkey grpc-js door", null, d.grpcJs.rps],
+      ["Latchkey gRPC port", null, d.grpcJs.rps],
     ];
     out.push(
       `Doors, closed loop (${s.seconds} s after ${s.warmupSeconds} s of warm-up; load and server share the cores; no target: the doors' targets are on their cost at a fixed rate):`,
