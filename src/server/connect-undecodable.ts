@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   createAsyncIterable,
@@ -11,9 +10,7 @@ import {
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import { errors } from "../errors/service-error.js";
-import { callOf } from "../services/call.js";
-import { bindUnary, type UnarySpec } from "./invoke.js";
+import { bindRefusal, type UnarySpec } from "./invoke.js";
 import { LiteHeaders } from "./lite-headers.js";
 import { wrapHandler } from "./wrap-handler.js";
 
@@ -55,8 +52,7 @@ async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uin
 
 /** The error the interceptors make of an undecodable body for this call. */
 async function refusal(
-  refuse: ReturnType<typeof bindUnary>,
-  spec: UnarySpec,
+  refuse: ReturnType<typeof bindRefusal>,
   req: UniversalServerRequest,
   protocolName: string,
   reason: string,
@@ -64,20 +60,8 @@ async function refusal(
   const header = new LiteHeaders();
   for (const [name, value] of req.header) header.set(name, value);
   const values = req.contextValues as ContextValues; // the door always sets them
-  callOf(values).decodeViolations = [{ location: "", message: reason }];
-  return refuse(
-    {
-      protocolName,
-      requestMethod: req.method,
-      url: req.url,
-      header,
-      values,
-    },
-    create(spec.method.input),
-  ).then(
-    () => errors.unexpected(new Error("an undecodable request was not refused")),
-    (err: unknown) => ConnectError.from(err),
-  );
+  const call = { protocolName, requestMethod: req.method, url: req.url, header, values };
+  return ConnectError.from(await refuse(call, [{ location: "", message: reason }]));
 }
 
 /**
@@ -169,15 +153,7 @@ export function answerUndecodable(
   spec: UnarySpec,
   interceptors: readonly Interceptor[],
 ): UniversalHandler {
-  const refuse = bindUnary(
-    {
-      ...spec,
-      impl: () => {
-        throw errors.unexpected(new Error("an undecodable request reached its procedure"));
-      },
-    },
-    interceptors,
-  );
+  const refuse = bindRefusal(spec, interceptors);
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
     const res = await handler(req);
     const type = req.header.get("content-type") ?? "";
@@ -186,7 +162,7 @@ export function answerUndecodable(
       : type.startsWith("application/grpc")
         ? "grpc"
         : "connect";
-    const refuseWith = (reason: string) => refusal(refuse, spec, req, protocol, reason);
+    const refuseWith = (reason: string) => refusal(refuse, req, protocol, reason);
     if (protocol === "grpc-web") return grpcWebTrailer(res, refuseWith);
     if (protocol === "grpc") return grpcTrailer(res, refuseWith);
     if (res.status === 500 || res.status === 501 || res.status === 429) {

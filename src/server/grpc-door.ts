@@ -1,10 +1,9 @@
 import type { ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse, IncomingHttpHeaders } from "node:http2";
-import { create, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, type Interceptor, type ServiceImplSpec } from "@connectrpc/connect";
 import { Authorization } from "../../gen/envoy/service/auth/v3/external_auth_pb.js";
 import { newId } from "../domain/ids.js";
-import { errors } from "../errors/service-error.js";
 import type { Readiness } from "../health/readiness.js";
 import type { Logger } from "../log.js";
 import { type Call, callValues } from "../services/call.js";
@@ -28,7 +27,7 @@ import {
   WireFault,
 } from "./grpc-wire.js";
 import { toServiceError } from "./interceptors/request-context.js";
-import { bindUnary, type UnarySpec } from "./invoke.js";
+import { bindRefusal, bindUnary, type UnarySpec } from "./invoke.js";
 import { listen } from "./listener.js";
 import { LiteHeaders } from "./lite-headers.js";
 import type { NodeRequest, NodeResponse } from "./node-io.js";
@@ -96,23 +95,14 @@ function procedureRoute(spec: UnarySpec, opts: GrpcDoorOptions): GrpcRoute {
   const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
   const { input, output } = spec.method;
   const invoke = bindUnary(spec, opts.interceptors);
-  const impl = () => {
-    throw errors.unexpected(new Error("a refused request reached its procedure"));
-  };
-  const refuseBound = bindUnary({ ...spec, impl }, opts.interceptors);
+  const refuseBound = bindRefusal(spec, opts.interceptors);
   const failed = (thrown: unknown, requestId: string): GrpcAnswer => ({
     trailer: errorTrailers(toServiceError(thrown, opts.log, requestId)),
   });
 
   const refuse = async (fault: CallerFault, header: IncomingHttpHeaders): Promise<GrpcAnswer> => {
     const { state, init } = callOf(path, header);
-    state.decodeViolations = [fault];
-    try {
-      await refuseBound(init, create(input));
-    } catch (thrown) {
-      return failed(thrown, state.requestId);
-    }
-    return failed(new Error("a refused request was not refused"), state.requestId);
+    return failed(await refuseBound(init, [fault]), state.requestId);
   };
 
   return {

@@ -7,6 +7,8 @@ import type {
   UnaryRequest,
   UnaryResponse,
 } from "@connectrpc/connect";
+import { errors, type Violation } from "../errors/service-error.js";
+import { callOf } from "../services/call.js";
 import { LiteHeaders } from "./lite-headers.js";
 
 /** The implementation spec of a unary RPC. */
@@ -111,5 +113,29 @@ export function bindUnary(
     } as RequestWithContext;
     const res = await chain(req);
     return { message: res.message, header: responseHeader, trailer: responseTrailer };
+  };
+}
+
+/**
+ * Binds the refusal of a call a door could not read (a body that does not decode, a
+ * malformed grpc-timeout): the procedure's own interceptors, so that the root key is checked
+ * first and the refusal is logged, counted and carries the ErrorDetail as on every door, with
+ * the door's violations as the call's only problem; the procedure itself never runs. Resolves
+ * with what the interceptors threw.
+ */
+export function bindRefusal(
+  spec: UnarySpec,
+  interceptors: readonly Interceptor[],
+): (call: CallInit, violations: Violation[]) => Promise<unknown> {
+  const impl = () => {
+    throw errors.unexpected(new Error("a refused request reached its procedure"));
+  };
+  const refuse = bindUnary({ ...spec, impl }, interceptors);
+  return (call, violations) => {
+    callOf(call.values).decodeViolations = violations;
+    return refuse(call, create(spec.method.input)).then(
+      () => errors.unexpected(new Error("a refused request was not refused")),
+      (thrown: unknown) => thrown,
+    );
   };
 }
