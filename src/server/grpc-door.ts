@@ -148,14 +148,22 @@ function answer(res: Res, a: GrpcAnswer): void {
 }
 
 /** An HTTP answer for a request that is not a gRPC call at all (the gRPC spec's 415 and such). */
-function notGrpc(res: Res | ServerResponse, status: number, text: string): void {
-  if (!("stream" in res)) {
-    res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
-    res.end(`${text}\n`);
-    return;
-  }
-  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
-  res.end(`${text}\n`);
+function notGrpc(res: NodeResponse, status: number, text: string): void {
+  // Both kinds of response take this call; their overloads differ in what this does not use.
+  const r = res as Pick<ServerResponse, "writeHead" | "end">;
+  r.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+  r.end(`${text}\n`);
+}
+
+/** The last resort when answering a call failed itself. */
+const INTERNAL: GrpcAnswer = { trailer: statusTrailers(Code.Internal, "internal error") };
+
+/** Answers a fault the door found itself (see faultAnswer). */
+function answerFault(route: GrpcRoute, err: unknown, req: Req, res: Res): void {
+  faultAnswer(route, err, req.headers).then(
+    (a) => answer(res, a),
+    () => answer(res, INTERNAL),
+  );
 }
 
 /** The answer for a fault the door found itself: through the route, or a bare status. */
@@ -186,19 +194,18 @@ function serveUnary(
 ): void {
   let answered = false;
   let timer: NodeJS.Timeout | undefined;
-  const reply = (a: GrpcAnswer) => {
-    if (answered) return;
+  /** True the first time only: the call is answered once, by whichever comes first. */
+  const settle = () => {
+    if (answered) return false;
     answered = true;
-    if (timer) clearTimeout(timer);
-    answer(res, a);
+    clearTimeout(timer);
+    return true;
+  };
+  const reply = (a: GrpcAnswer) => {
+    if (settle()) answer(res, a);
   };
   const fail = (err: unknown) => {
-    answered = true;
-    if (timer) clearTimeout(timer);
-    faultAnswer(route, err, req.headers).then(
-      (a) => answer(res, a),
-      () => answer(res, { trailer: statusTrailers(Code.Internal, "internal error") }),
-    );
+    if (settle()) answerFault(route, err, req, res);
   };
   if (deadlineMs !== undefined && deadlineMs < MAX_TIMER_MS) {
     timer = setTimeout(
@@ -237,9 +244,7 @@ function serveUnary(
       const bytes = message.compressed
         ? decompress(message.bytes, encoding, maxBytes)
         : message.bytes;
-      route
-        .call(bytes, req.headers)
-        .then(reply, () => reply({ trailer: statusTrailers(Code.Internal, "internal error") }));
+      route.call(bytes, req.headers).then(reply, () => reply(INTERNAL));
     } catch (err) {
       fail(err);
     }
@@ -339,10 +344,7 @@ function grpcHandler(routes: GrpcRoutes, maxBytes: number) {
     } catch (err) {
       // Answered at once: nothing of the request is needed to refuse it.
       req.resume();
-      faultAnswer(route, err, req.headers).then(
-        (a) => answer(res, a),
-        () => answer(res, { trailer: statusTrailers(Code.Internal, "internal error") }),
-      );
+      answerFault(route, err, req, res);
       return;
     }
     if (route.kind === "unary") serveUnary(route, req, res, encoding, deadlineMs, maxBytes);
