@@ -74,6 +74,8 @@ export function healthRoutes(
   let status: ServingStatus = "NOT_SERVING";
   /** Every open Watch (what the cap counts), each with the name it watches. */
   const watches = new Map<StreamCall, string>();
+  /** The open Watches of served names: readiness is kept fresh while there are any. */
+  let polled = 0;
   let stopPolling: (() => void) | undefined;
   let closed = false;
 
@@ -81,15 +83,17 @@ export function healthRoutes(
     const next: ServingStatus = report.ready ? "SERVING" : "NOT_SERVING";
     if (next === status) return;
     status = next;
-    for (const [call, name] of watches) if (names.has(name)) call.write(checkResponse(status));
+    const told = checkResponse(status);
+    for (const [call, name] of watches) if (names.has(name)) call.write(told);
   };
   apply(readiness.latest() ?? { ready: false, failing: [] });
   readiness.onChange(apply);
 
   const unwatch = (call: StreamCall) => {
     const name = watches.get(call);
+    if (name === undefined) return;
     watches.delete(call);
-    if (name !== undefined && names.has(name) && ![...watches.values()].some((n) => names.has(n))) {
+    if (names.has(name) && --polled === 0) {
       stopPolling?.();
       stopPolling = undefined;
     }
@@ -139,6 +143,7 @@ export function healthRoutes(
             call.write(checkResponse("SERVICE_UNKNOWN"));
             return;
           }
+          polled++;
           stopPolling ??= readiness.keepFresh();
           call.write(checkResponse(status));
         },
