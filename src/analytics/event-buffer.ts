@@ -22,9 +22,9 @@ export interface EventBufferOptions {
   /** Events per transaction: the raw rows and the rollups of these events commit together. */
   batchSize: number;
   /**
-   * Rows per statement within a transaction. Between statements the writer gives the event
-   * loop a turn, so on PGlite (which runs on the server's thread) a flush stalls requests
-   * for one slice at a time (~1 ms at 100 rows) instead of for the whole batch.
+   * Rows per statement within a transaction (see eventRowsPerStatement). Between statements
+   * the writer gives the event loop a turn, and the statements of a timer's pass are spread
+   * over its interval, so the database's work arrives in pieces instead of all at once.
    */
   sliceSize: number;
   /**

@@ -218,11 +218,25 @@ function measure(context: VerifyContext, config: Config, round: number): Promise
     warmupSeconds: s.fixedRateWarmupSeconds,
   };
   if (c.bare) return bareAtRate(context, c.bare, label, at);
-  const options = { ...at, label, door: c.door, credits: c.credits ? START_CREDITS : undefined };
+  const options = {
+    ...at,
+    label,
+    door: c.door,
+    credits: c.credits ? START_CREDITS : undefined,
+    nodeArgs: serverNodeArgs(),
+  };
   if (c.engine === "pglite") return latchkeyAtRate(context, options);
   return withDatabase("verify", (db) =>
     latchkeyAtRate(context, { ...options, databaseUrl: db.url }, db.name),
   );
+}
+
+/**
+ * BENCH_SERVER_NODE_ARGS: flags for Latchkey's Node, space-separated (to try a V8 flag, or
+ * --perf-basic-prof so that `perf record` can name the JavaScript frames).
+ */
+function serverNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
 }
 
 /**
