@@ -17,7 +17,9 @@
 // SCALE_SECONDS=20, SMALL_KEYS=10000, SCALE_KEYS=1000000, MEMORY_KEYS=1000000,
 // CACHE_MAX_ENTRIES=100000, PROFILE=1 (the door part diagnoses even on target; the fixed-rate
 // part adds a --cpu-prof run per door), QUIET_WAIT_SECONDS=60, DISTURBED_PERCENT=5,
-// DATABASE_URL (the admin URL).
+// DATABASE_URL (the admin URL), CONFIGS (fixed rate: only these configurations, e.g.
+// bareHttp,jsonPglite), SERVER_NODE_ARGS (fixed rate: flags for Latchkey's Node, e.g.
+// --perf-basic-prof for `perf record`).
 import { defineScenario } from "../../lib/scenario.ts";
 import { round } from "../../lib/stats.ts";
 import { type Part, type VerifyContext, type VerifySettings, verifySettings } from "./common.ts";
