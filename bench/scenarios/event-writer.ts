@@ -1,9 +1,10 @@
 // The event writer alone, without HTTP: record N verification events and flush them, rounds
 // after warm-ups, with a ticker on the event loop measuring the waits between two turns during
 // the flush (what a request arriving then waits: PGlite runs the COPY on its own thread, but
-// the server's thread still encodes and hands over). For each slice size (rows per COPY) on a
-// PGlite data directory, then 100-row slices on a fresh PostgreSQL database (BENCH_POSTGRES=off
-// skips it): there the flush time says whether the writer keeps up.
+// the server's thread still encodes and hands over). For each slice size (rows per COPY,
+// BENCH_SLICES) on a PGlite data directory, then 100-row slices (the server's size there) on a
+// fresh PostgreSQL database (BENCH_POSTGRES=off skips it): there the flush time says whether
+// the writer keeps up.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -140,7 +141,8 @@ export default defineScenario<EventWriterSettings, EventWriterResult>({
       events: setting("BENCH_EVENTS", 5_000, 5_000, quick),
       rounds: quick ? 3 : 10,
       warmupRounds: quick ? 1 : 2,
-      slices: (process.env.BENCH_SLICES ?? (quick ? "100" : "50,100,200")).split(",").map(Number),
+      // The server's own sizes (PGlite 1,000, PostgreSQL 100) and PGlite's earlier 100.
+      slices: (process.env.BENCH_SLICES ?? (quick ? "1000" : "100,1000")).split(",").map(Number),
       postgres: process.env.BENCH_POSTGRES !== "off",
     };
   },
