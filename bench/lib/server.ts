@@ -8,6 +8,14 @@ import { startProcess } from "./process.ts";
 
 export type Engine = "pglite" | "postgresql";
 
+/**
+ * BENCH_SERVER_NODE_ARGS: flags for Latchkey's Node, space-separated (to compare V8 flags, or
+ * --perf-basic-prof so that `perf record` can name the JavaScript frames).
+ */
+export function serverNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+}
+
 export interface LatchkeyOptions {
   /** PostgreSQL; without it, PGlite in a fresh data directory (removed at stop). */
   databaseUrl?: string;

@@ -2,13 +2,14 @@
 // after warm-ups, with a ticker on the event loop measuring the waits between two turns during
 // the flush (what a request arriving then waits: PGlite runs the COPY on its own thread, but
 // the server's thread still encodes and hands over). For each slice size (rows per COPY,
-// BENCH_SLICES) on a PGlite data directory, then 100-row slices (the server's size there) on a
-// fresh PostgreSQL database (BENCH_POSTGRES=off skips it): there the flush time says whether
+// BENCH_SLICES) on a PGlite data directory, then the server's own slices there (100 rows) on
+// a fresh PostgreSQL database (BENCH_POSTGRES=off skips it): there the flush time says whether
 // the writer keeps up.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
+import type * as BatchWriterModule from "../../src/analytics/batch-writer.ts";
 import type * as EventBufferModule from "../../src/analytics/event-buffer.ts";
 import type * as MigrateModule from "../../src/storage/migrate.ts";
 import type * as PgliteModule from "../../src/storage/pglite.ts";
@@ -150,7 +151,11 @@ export default defineScenario<EventWriterSettings, EventWriterResult>({
     const runs: EventWriterRun[] = [];
     for (const size of settings.slices) runs.push(await measure(settings, size));
     if (settings.postgres) {
-      runs.push(await withDatabase("events", (db) => measure(settings, 100, db.url)));
+      const { eventRowsPerStatement } = await fromDist<typeof BatchWriterModule>(
+        "src/analytics/batch-writer.js",
+      );
+      const rows = eventRowsPerStatement("postgres");
+      runs.push(await withDatabase("events", (db) => measure(settings, rows, db.url)));
     }
     return { runs };
   },

@@ -17,7 +17,7 @@ import { projectRoot } from "../lib/dist.ts";
 import { num, table, verdict } from "../lib/markdown.ts";
 import { memoryOf } from "../lib/proc.ts";
 import { defineScenario, setting } from "../lib/scenario.ts";
-import { type Latchkey, withLatchkey } from "../lib/server.ts";
+import { type Latchkey, serverNodeArgs, withLatchkey } from "../lib/server.ts";
 import { type MemoryParts, memoryParts } from "../lib/smaps.ts";
 import { median, round, sleep } from "../lib/stats.ts";
 
@@ -113,7 +113,7 @@ export default defineScenario<FootprintSettings, FootprintResult>({
   description: "idle resident memory of the embedded default (PGlite): at start, after a load",
   settings: ({ quick, args }) => {
     if (args.length > 1) throw new Error("footprint takes one checkout at most");
-    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    const nodeArgs = serverNodeArgs();
     return {
       runs: setting("BENCH_RUNS", 3, 1, quick),
       idleSeconds: setting("BENCH_IDLE_SECONDS", 15, 5, quick),

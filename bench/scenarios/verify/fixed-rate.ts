@@ -18,7 +18,13 @@ import {
   preemptionProbe,
 } from "../../lib/load/open-loop.ts";
 import { type Disturbance, measureQuietly } from "../../lib/quiet.ts";
-import { type Engine, type LatchkeyOptions, withBare, withLatchkey } from "../../lib/server.ts";
+import {
+  type Engine,
+  type LatchkeyOptions,
+  serverNodeArgs,
+  withBare,
+  withLatchkey,
+} from "../../lib/server.ts";
 import { BARE_KEY, hotKey, VERIFY_PATH, type VerifyContext } from "./common.ts";
 import { type ProfileRun, profileRuns } from "./fixed-rate-profile.ts";
 import {
@@ -229,14 +235,6 @@ function measure(context: VerifyContext, config: Config, round: number): Promise
   return withDatabase("verify", (db) =>
     latchkeyAtRate(context, { ...options, databaseUrl: db.url }, db.name),
   );
-}
-
-/**
- * BENCH_SERVER_NODE_ARGS: flags for Latchkey's Node, space-separated (to try a V8 flag, or
- * --perf-basic-prof so that `perf record` can name the JavaScript frames).
- */
-function serverNodeArgs(): string[] {
-  return (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
 }
 
 /**
