@@ -19,7 +19,7 @@ const VALUE_REFUSED = new Set(["22", "54"]);
  * database work) keep its hold on the requests' core short. PGlite works on a thread of its
  * own, and much of what it spends is per statement (the message to its thread, the protocol
  * round trip, its JavaScript's garbage): at 3,000 verifications a second, 1,000-row COPYs
- * took its thread from 15-18 us to 9-10 us per verification, with the same p99.
+ * took its thread from 15-18 us to 8-10 us per verification, with the same p99.
  */
 export function eventRowsPerStatement(engine: Db["engine"]): number {
   return engine === "pglite" ? 1000 : 100;
